@@ -1,7 +1,7 @@
 """The ``skewlab`` command line.
 
-Each command lives in its own module under :mod:`skewlab.commands` and exposes
-``register(subparsers)``, which adds its parser and sets ``func`` to the function that runs it.
+Each command lives in its own module under :mod:`skewlab.commands` (found automatically) and
+exposes ``register(subparsers)``, which adds its parser and sets ``func`` to the function that runs it.
 
 Example::
 
@@ -18,11 +18,18 @@ from collections.abc import Sequence
 
 from skewlab.errors import SkewlabInputError
 
-COMMAND_MODULES = (
-    "skewlab.commands.generate",
-    "skewlab.commands.report",
-    "skewlab.commands.lab",
-)
+
+def _command_modules() -> list[str]:
+    """Every module of :mod:`skewlab.commands`, in name order (one command or group each)."""
+    import pkgutil
+
+    import skewlab.commands
+
+    return [
+        f"skewlab.commands.{info.name}"
+        for info in sorted(pkgutil.iter_modules(skewlab.commands.__path__), key=lambda i: i.name)
+        if not info.name.startswith("_")
+    ]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
-    for name in COMMAND_MODULES:
+    for name in _command_modules():
         importlib.import_module(name).register(subparsers)
     return parser
 
