@@ -1,7 +1,8 @@
 """The ``skewlab`` command line.
 
 Each command lives in its own module under :mod:`skewlab.commands` (found automatically) and
-exposes ``register(subparsers)``, which adds its parser and sets ``func`` to the function that runs it.
+exposes ``register(subparsers)``, which adds its parser and sets ``func`` to the function
+that runs it.
 
 Example::
 
