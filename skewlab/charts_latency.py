@@ -26,6 +26,7 @@ from skewlab.latency_model import (
     DEFAULT_BUFFER_SIZE,
     DEFAULT_HIT_RATIO,
     DEFAULT_RUN_LENGTH,
+    DEFAULT_SAMPLES,
     STRATEGIES,
     naive_pattern,
     per_key_ceiling,
@@ -44,6 +45,7 @@ __all__ = [
     "ceiling_figure",
     "profiles_ceiling_figure",
     "profiles_table",
+    "state_time_table",
 ]
 
 #: One colour per strategy, shared by every chart.
@@ -120,6 +122,39 @@ def bucket_histogram_figure(
     if log_y:
         fig.update_yaxes(type="log")
     return fig
+
+
+def state_time_table(
+    profile: LatencyProfile,
+    buffer_size: int = DEFAULT_BUFFER_SIZE,
+    hit_ratio: float = DEFAULT_HIT_RATIO,
+    run_length: int = DEFAULT_RUN_LENGTH,
+    samples: int = DEFAULT_SAMPLES,
+) -> pd.DataFrame:
+    """Per strategy: disk reads and writes per record, the per-key ceiling, and the per-record
+    state time (us) from the means and, by Monte Carlo over the buckets, its mean, p50 and p99.
+
+    Example::
+
+        >>> from skewlab.latency import load_profile
+        >>> t = state_time_table(load_profile("ebs-article"), samples=1000)
+        >>> float(t.loc["naive", "mean from means (us)"])
+        13868.73
+    """
+    rows = {}
+    for name, pattern in strategy_patterns(buffer_size, hit_ratio, run_length).items():
+        dist = state_time_distribution(profile, pattern, samples=samples)
+        rows[name] = {
+            "access pattern": pattern.label,
+            "reads/record": pattern.reads_per_record,
+            "writes/record": pattern.writes_per_record,
+            "records/key/s": per_key_ceiling(profile, pattern),
+            "mean from means (us)": dist.mean_us,
+            "sampled mean (us)": dist.sampled_mean_us,
+            "p50 (us)": dist.p50_us,
+            "p99 (us)": dist.p99_us,
+        }
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def _ceilings(

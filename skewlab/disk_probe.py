@@ -40,9 +40,11 @@ from skewlab.latency import (
     LatencyDistribution,
     LatencyProfile,
     buckets_from_samples,
+    latency_dir,
+    load_profile,
 )
 
-__all__ = ["MAX_OPS", "MAX_SECONDS", "MAX_SIZE_MB", "probe_disk"]
+__all__ = ["MAX_OPS", "MAX_SECONDS", "MAX_SIZE_MB", "local_profile", "probe_disk"]
 
 #: Largest test file, in MiB.
 MAX_SIZE_MB = 4096
@@ -230,3 +232,18 @@ def probe_disk(
     read = _distribution(np.asarray(reads) / 1000.0, wall, f"{how}; {len(reads)} reads")
     write = _distribution(np.asarray(writes) / 1000.0, wall, f"{how}; {len(writes)} writes")
     return LatencyProfile(name=name, block_size=block_size, read=read, write=write, source=how)
+
+
+def local_profile(size_mb: float = 16, seconds: float = 3, progress: bool = True) -> LatencyProfile:
+    """This machine's profile: ``data/latency/local.json`` if ``skewlab probe-disk`` wrote one,
+    else a quick :func:`probe_disk` of ``size_mb`` MiB for ``seconds`` (not saved).
+
+    Example::
+
+        >>> local_profile(size_mb=2, seconds=0.2, progress=False).read.mean_us > 0
+        True
+    """
+    path = latency_dir() / "local.json"
+    if path.is_file():
+        return load_profile(path)
+    return probe_disk(size_mb=size_mb, seconds=seconds, progress=progress, name="local-now")

@@ -32,9 +32,10 @@ records over all keys of a subtask; with ten keys sharing it a key gets about 10
 WordCount: 40,000,000 records over 4,000,000 keys).
 
 The distribution of per-record state time (its p50 and p99) is estimated by **Monte Carlo**:
-``samples`` units are drawn with a fixed numpy seed, each read and write latency drawn from the
-profile's buckets (uniform inside a bucket) or, without buckets, from fio's percentiles; a unit's
-disk time is spread evenly over its records. Percentiles of the samples use numpy's
+``samples`` units are drawn with a fixed numpy seed, each read and write latency drawn from
+fio's percentile table where the profile has one (imported fio results, the local probe), else
+from its buckets (uniform inside a bucket; the seed's profile has only buckets); a unit's disk
+time is spread evenly over its records. Percentiles of the samples use numpy's
 ``inverted_cdf`` method (each is an actual sampled value). An exact convolution of the bucket
 distributions would do for naive, but the cached mixture and the amortised units make sampling
 simpler to get right and to check.

@@ -270,7 +270,7 @@ def test_fio_import_reproduces_the_fixture_means():
     assert p.read.samples == reader["read"]["total_ios"]
     # each job did one direction only, so its latency histogram is that direction's
     assert dict(p.read.buckets)[50.0] == pytest.approx(reader["latency_us"]["50"])
-    assert p.read.distribution_source == "buckets" and p.read.percentiles
+    assert p.read.distribution_source == "percentiles" and p.read.buckets
     assert p.read.quantile_us(50) > 0
     assert per_key_ceiling(p, naive_pattern()) == pytest.approx(
         1e9 / (reader["read"]["lat_ns"]["mean"] + writer["write"]["lat_ns"]["mean"])

@@ -43,7 +43,7 @@ time per record cannot go faster than 1/t records per second (seed 000's EBS ari
   sorted    sorted input, single-key state: 1 write per run of L records  = L * 1e6 / W
 R and W are the profile's mean read and write latencies in us (fio's 'lat' mean). Defaults:
 B = 100, h = 0.5, L = 10 (see skewlab.latency_model). p50/p99 per-record state time are
-Monte Carlo estimates from the profile's latency buckets (fixed seed).
+Monte Carlo estimates (fixed seed) from the profile's percentiles, else its buckets.
 
 A profile is measured at one block size; --block-size only checks it, and a different size
 is refused (latency does not scale with bytes): measure a profile at that size instead.

@@ -21,9 +21,9 @@ Measure random reads and writes (8 KiB by default) on a temporary file, one requ
 the way seed 000 measured EBS with fio, and save the result as a latency profile.
 
 Uses O_DIRECT where the filesystem allows it (so the page cache does not answer for the disk);
-elsewhere it falls back to buffered I/O with fdatasync after each write, with a warning. The
-file is at most {MAX_SIZE_MB} MiB, the run at most {MAX_SECONDS:g} s, and the file is removed
-afterwards. The profile is written to data/latency/local.json unless --out says otherwise;
+elsewhere it falls back to buffered I/O with fdatasync after each write, with a warning.
+Bounded: the file is at most {MAX_SIZE_MB} MiB, the run at most {MAX_SECONDS:g} s, and the file
+is removed afterwards. The profile goes to data/latency/local.json unless --out says otherwise;
 then 'skewlab latency --profile local' shows this machine's per-key ceilings.
 """
 
