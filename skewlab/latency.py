@@ -688,7 +688,7 @@ def _fio_direction(results: Sequence[tuple[str, Mapping[str, Any]]], direction: 
         buckets = tuple((u, p) for u, p in sorted(pooled.items()) if p > 0)
 
     # Percentiles: lat_ns's when fio ran with --lat_percentiles=1, else clat_ns's (fio's default).
-    # Percentiles of several jobs cannot be pooled, so only a single job's are kept; so are its
+    # Percentiles of several jobs cannot be pooled, so only a single job's are kept, and so is its
     # standard deviation.
     percentiles: tuple[tuple[float, float], ...] = ()
     pct_kind = None
