@@ -31,6 +31,7 @@ Example::
 
 from __future__ import annotations
 
+import numbers
 import operator
 import sys
 from collections.abc import Iterable, Iterator
@@ -76,6 +77,11 @@ _INV31 = pow(31, -1, 1 << 32)  # 31 * _INV31 == 1 (mod 2**32)
 
 # utf-16 in the machine's byte order, so that a uint16 view of the bytes gives the code units.
 _UTF16_NATIVE = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
+
+
+def _is_int(value: object) -> bool:
+    """An int or numpy integer, but not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
 
 
 def _to_int32(value: int) -> int:
@@ -259,6 +265,7 @@ def round_up_to_power_of_two(x: int) -> int:
         >>> round_up_to_power_of_two(5), round_up_to_power_of_two(8)
         (8, 8)
     """
+    x = operator.index(x)
     return 1 if x <= 1 else 1 << (x - 1).bit_length()
 
 
@@ -368,9 +375,11 @@ class KeyGroupRange:
             )
 
     def __contains__(self, key_group: object) -> bool:
-        return (
-            isinstance(key_group, int) and self.start_key_group <= key_group <= self.end_key_group
-        )
+        try:
+            index = operator.index(key_group)  # ints and numpy integers
+        except TypeError:
+            return False
+        return self.start_key_group <= index <= self.end_key_group
 
     def __iter__(self) -> Iterator[int]:
         return iter(range(self.start_key_group, self.end_key_group + 1))
@@ -394,7 +403,7 @@ def check_parallelism(parallelism: int, max_parallelism: int) -> None:
         skewlab.errors.SkewlabInputError: parallelism (4) must not exceed max_parallelism (2)
     """
     for name, value in (("parallelism", parallelism), ("max_parallelism", max_parallelism)):
-        if isinstance(value, bool) or not isinstance(value, int):
+        if not _is_int(value):
             raise SkewlabInputError(f"{name} must be an int, got {value!r}")
     if parallelism < 1:
         raise SkewlabInputError(f"parallelism must be at least 1, got {parallelism}")
@@ -442,11 +451,7 @@ def compute_default_max_parallelism(parallelism: int) -> int:
         >>> compute_default_max_parallelism(4), compute_default_max_parallelism(100)
         (128, 256)
     """
-    if (
-        isinstance(parallelism, bool)
-        or not isinstance(parallelism, int)
-        or not 1 <= parallelism <= UPPER_BOUND_MAX_PARALLELISM
-    ):
+    if not _is_int(parallelism) or not 1 <= parallelism <= UPPER_BOUND_MAX_PARALLELISM:
         raise SkewlabInputError(
             f"parallelism must be between 1 and {UPPER_BOUND_MAX_PARALLELISM}, got {parallelism!r}"
         )

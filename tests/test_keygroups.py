@@ -335,6 +335,7 @@ def test_key_group_range_behaves_like_a_collection():
     assert list(r) == [3, 4, 5]
     assert len(r) == 3
     assert 3 in r and 5 in r and 6 not in r and 2 not in r and "3" not in r
+    assert np.int32(4) in r and np.int64(6) not in r
     empty = KeyGroupRange(0, -1)
     assert len(empty) == 0 and list(empty) == [] and 0 not in empty
     with pytest.raises(SkewlabInputError):
@@ -369,6 +370,7 @@ def test_compute_default_max_parallelism():
     assert compute_default_max_parallelism(100) == 256
     assert compute_default_max_parallelism(20000) == 32768
     assert compute_default_max_parallelism(32768) == 32768
+    assert compute_default_max_parallelism(np.int64(100)) == 256
     for bad in [0, -1, 32769, 2.0, True]:
         with pytest.raises(SkewlabInputError, match="parallelism"):
             compute_default_max_parallelism(bad)
@@ -379,6 +381,7 @@ def test_check_parallelism_accepts_flinks_bounds():
     check_parallelism(4, 128)
     check_parallelism(32768, 32768)
     check_parallelism(3, 5)  # an explicit max parallelism may be below 128
+    check_parallelism(np.int64(2), np.int32(4))
 
 
 @pytest.mark.parametrize(
