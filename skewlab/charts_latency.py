@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from skewlab.charts import in_report
 from skewlab.errors import SkewlabInputError
 from skewlab.latency import FIO_BUCKET_UPPER_US, LatencyProfile, bucket_label
 from skewlab.latency_model import (
@@ -256,7 +257,7 @@ def ceiling_explorer(
             with live.batch_update():
                 live.data[0].x, live.data[0].y, live.data[0].text = labels, ys, texts
                 live.layout.title.text = title
-        else:
+        elif not in_report():
             ceiling_figure(read_us, write_us, buffer_size, hit_ratio, run_length, title).show()
 
     style = {"description_width": "12rem"}

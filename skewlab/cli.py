@@ -63,7 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``skewlab`` script; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "passes_extra_args", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra_args = extra
     try:
         status = args.func(args)
     except SkewlabInputError as exc:

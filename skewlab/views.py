@@ -76,9 +76,9 @@ class ViewSpec:
 
     def __post_init__(self) -> None:
         for field, value, low in (
-            ("n_views", self.n_views, 0),
-            ("n_users", self.n_users, 1),
-            ("n_tweets", self.n_tweets, 1),
+            ("n_views (--views)", self.n_views, 0),
+            ("n_users (--users)", self.n_users, 1),
+            ("n_tweets (--tweets)", self.n_tweets, 1),
         ):
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise SkewlabInputError(f"{field} must be a whole number >= {low}, got {value!r}")
@@ -89,7 +89,7 @@ class ViewSpec:
         if self.distribution == "zipf" and not (
             isinstance(self.skew, int | float) and math.isfinite(self.skew) and self.skew > 0
         ):
-            raise SkewlabInputError(f"Zipf skew must be a number > 0, got {self.skew!r}")
+            raise SkewlabInputError(f"Zipf skew (--skew) must be a number > 0, got {self.skew!r}")
         if not (math.isfinite(self.events_per_second) and self.events_per_second > 0):
             raise SkewlabInputError(
                 f"events_per_second must be > 0, got {self.events_per_second!r}"
@@ -277,3 +277,31 @@ def key_load(df, key: str = "tweet_id"):
     total = load["records"].sum()
     load["share"] = load["records"] / total if total else 0.0
     return load
+
+
+def load_summary(loads: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """How concentrated each per-key load is: one row per label.
+
+    Columns: ``keys`` (distinct keys seen), ``hottest_share`` (share of records on the hottest
+    key), ``top_1pct_share`` (share on the hottest 1% of keys), ``hottest_over_mean`` (how many
+    times the mean key's load the hottest key carries).
+
+    Example::
+
+        >>> load = pd.DataFrame({"records": [90, 10], "share": [0.9, 0.1]})
+        >>> load_summary({"x": load}).loc["x", "hottest_over_mean"]
+        1.8
+    """
+    rows = {}
+    for label, load in loads.items():
+        n = len(load)
+        top = max(1, int(np.ceil(n * 0.01)))
+        rows[label] = {
+            "keys": n,
+            "hottest_share": float(load["share"].iloc[0]) if n else 0.0,
+            "top_1pct_share": float(load["share"].iloc[:top].sum()) if n else 0.0,
+            "hottest_over_mean": float(load["records"].iloc[0] / load["records"].mean())
+            if n
+            else 0.0,
+        }
+    return pd.DataFrame.from_dict(rows, orient="index")
