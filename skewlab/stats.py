@@ -44,6 +44,10 @@ class TweetStats:
 class StatsState:
     """Per-tweet state: two HyperLogLog sketches (views by ``view_id``, viewers by ``user_id``).
 
+    The state *is* its two register arrays (``views_reg``, ``viewers_reg``, int8); the datasketch
+    objects ``views`` / ``viewers`` wrap those same arrays and are made on first use, so reading
+    a state from RocksDB costs no sketch construction until someone counts.
+
     Example::
 
         >>> s = StatsState.empty("tweet-1")
@@ -52,55 +56,78 @@ class StatsState:
         1
     """
 
-    __slots__ = ("tweet_id", "views", "viewers")
+    __slots__ = ("tweet_id", "views_reg", "viewers_reg", "_sketches")
 
-    def __init__(self, tweet_id: str, views, viewers) -> None:
+    def __init__(self, tweet_id: str, views_reg: np.ndarray, viewers_reg: np.ndarray) -> None:
         self.tweet_id = tweet_id
-        self.views = views
-        self.viewers = viewers
+        self.views_reg = views_reg
+        self.viewers_reg = viewers_reg
+        self._sketches = None
 
     @classmethod
     def empty(cls, tweet_id: str, precision: int = DEFAULT_PRECISION) -> StatsState:
         """A state that has seen no views."""
-        return cls(tweet_id, new_sketch(precision), new_sketch(precision))
+        m = 1 << precision
+        return cls(tweet_id, np.zeros(m, dtype=np.int8), np.zeros(m, dtype=np.int8))
 
     @classmethod
     def from_view(
         cls, view_id: str, user_id: str, tweet_id: str, precision: int = DEFAULT_PRECISION
     ) -> StatsState:
-        """The state of exactly one view (seed 000's ``StatsState.fromView``)."""
-        state = cls.empty(tweet_id, precision)
-        state.add(view_id, user_id)
+        """The state of exactly one view (seed 000's ``StatsState.fromView``): two new sketches,
+        one datasketch ``update`` each."""
+        views, viewers = new_sketch(precision), new_sketch(precision)
+        views.update(view_id)
+        viewers.update(user_id)
+        state = cls(tweet_id, views.reg, viewers.reg)
+        state._sketches = (views, viewers)
         return state
 
     @classmethod
     def from_registers(cls, tweet_id: str, views_reg: np.ndarray, viewers_reg: np.ndarray):
-        """A state over existing register arrays (int8, length a power of two)."""
-        return cls(tweet_id, new_sketch(reg=views_reg), new_sketch(reg=viewers_reg))
+        """A state over existing register arrays (int8, length a power of two; not copied)."""
+        return cls(tweet_id, views_reg, viewers_reg)
+
+    def _sketch_pair(self):
+        if self._sketches is None:
+            self._sketches = (new_sketch(reg=self.views_reg), new_sketch(reg=self.viewers_reg))
+        return self._sketches
+
+    @property
+    def views(self):
+        """The view-count sketch (datasketch ``HyperLogLogPlusPlus`` over ``views_reg``)."""
+        return self._sketch_pair()[0]
+
+    @property
+    def viewers(self):
+        """The viewer-count sketch (datasketch ``HyperLogLogPlusPlus`` over ``viewers_reg``)."""
+        return self._sketch_pair()[1]
 
     @property
     def precision(self) -> int:
-        return self.views.p
+        return int(self.views_reg.size).bit_length() - 1
 
     def add(self, view_id: str, user_id: str) -> None:
-        """Fold one view in (mutates)."""
-        self.views.update(view_id)
-        self.viewers.update(user_id)
+        """Fold one view in (mutates): one datasketch ``update`` per sketch."""
+        views, viewers = self._sketch_pair()
+        views.update(view_id)
+        viewers.update(user_id)
 
     def merge(self, other: StatsState) -> StatsState:
         """Fold ``other`` into this state (mutates, returns self): register-wise max."""
         if other.tweet_id != self.tweet_id:
             raise ValueError(f"cannot merge state of {other.tweet_id!r} into {self.tweet_id!r}")
-        np.maximum(self.views.reg, other.views.reg, out=self.views.reg)
-        np.maximum(self.viewers.reg, other.viewers.reg, out=self.viewers.reg)
+        np.maximum(self.views_reg, other.views_reg, out=self.views_reg)
+        np.maximum(self.viewers_reg, other.viewers_reg, out=self.viewers_reg)
         return self
 
     def copy(self) -> StatsState:
-        return StatsState(self.tweet_id, self.views.copy(), self.viewers.copy())
+        return StatsState(self.tweet_id, self.views_reg.copy(), self.viewers_reg.copy())
 
     def to_stats(self) -> TweetStats:
         """Seed 000's ``toStats``: the two estimates, rounded."""
-        return TweetStats(self.tweet_id, round(self.views.count()), round(self.viewers.count()))
+        views, viewers = self._sketch_pair()
+        return TweetStats(self.tweet_id, round(views.count()), round(viewers.count()))
 
     def to_bytes(self) -> bytes:
         """Compact serialisation (what a RocksDB state backend stores).
@@ -113,8 +140,8 @@ class StatsState:
         """
         tid = self.tweet_id.encode("utf-8")
         return b"".join(
-            (struct.pack(">HB", len(tid), self.precision), tid, self.views.reg.tobytes(),
-             self.viewers.reg.tobytes())
+            (struct.pack(">HB", len(tid), self.precision), tid, self.views_reg.tobytes(),
+             self.viewers_reg.tobytes())
         )  # fmt: skip
 
     @classmethod
@@ -124,15 +151,17 @@ class StatsState:
         start = 3 + n
         m = 1 << p
         regs = np.frombuffer(data, dtype=np.int8, count=2 * m, offset=start).copy()
-        return cls.from_registers(data[3:start].decode("utf-8"), regs[:m], regs[m:])
+        return cls(data[3:start].decode("utf-8"), regs[:m], regs[m:])
 
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, StatsState)
             and self.tweet_id == other.tweet_id
-            and np.array_equal(self.views.reg, other.views.reg)
-            and np.array_equal(self.viewers.reg, other.viewers.reg)
+            and np.array_equal(self.views_reg, other.views_reg)
+            and np.array_equal(self.viewers_reg, other.viewers_reg)
         )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
         s = self.to_stats()
@@ -258,8 +287,8 @@ def result_digest(results: Mapping[str, StatsState]) -> str:
         tid = tweet_id.encode("utf-8")
         h.update(struct.pack(">I", len(tid)))
         h.update(tid)
-        h.update(state.views.reg.astype(np.int8).tobytes())
-        h.update(state.viewers.reg.astype(np.int8).tobytes())
+        h.update(state.views_reg.astype(np.int8, copy=False).tobytes())
+        h.update(state.viewers_reg.astype(np.int8, copy=False).tobytes())
     return h.hexdigest()[:32]
 
 

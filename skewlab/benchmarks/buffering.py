@@ -1,0 +1,166 @@
+"""Seed 000's experiment: naive (RocksDB) vs buffered view counting over key cardinality.
+
+100,000 views from 25,000 users; tweet cardinality 20,000 down to 1; naive ``keyBy -> reduce``
+on RocksDB against the buffer (``trigger_interval_ms=100``, ``max_count=1000``, the vectorized
+buffer); R runs each. Both pipelines end with the seed's ``.map(_.toStats)``. Every run's result
+digest is checked against the Spark SQL reference. The summary's ``speedup_at_20_keys`` is the
+ratio of the median operator throughputs at 20 keys (the seed reports ~45x).
+
+Example::
+
+    >>> result = run_experiment("quick", runs=1)          # doctest: +SKIP
+    >>> result.summary["speedup_at_20_keys"] > 1          # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from skewlab.benchmarks import BenchResult
+from skewlab.errors import SkewlabInputError
+
+EXPERIMENT = "buffering"
+SEED_CARDINALITIES = (20_000, 10_000, 5_000, 1_000, 500, 100, 50, 20, 10, 5, 2, 1)
+PROFILE_SETTINGS = {
+    "quick": {"cardinalities": (20_000, 1_000, 100, 20, 1), "runs": 1},
+    "full": {"cardinalities": SEED_CARDINALITIES, "runs": 5},
+}
+N_VIEWS, N_USERS = 100_000, 25_000
+
+
+def run_experiment(
+    profile: str = "quick",
+    runs: int | None = None,
+    *,
+    cardinalities: Sequence[int] | None = None,
+    n_views: int = N_VIEWS,
+    n_users: int = N_USERS,
+    parallelism: int | None = None,
+    trigger_interval_ms: float = 100.0,
+    max_count: int = 1000,
+    seed: int = 1,
+    progress: bool = True,
+    spark=None,
+) -> BenchResult:
+    """Run the buffering experiment; see the module doc. Writes nothing (the CLI does)."""
+    from tqdm.auto import tqdm
+
+    from skewlab.runtime import RunConfig, validate_config
+    from skewlab.spark import get_spark
+    from skewlab.stats import result_digest, spark_reference_aggregate
+    from skewlab.strategies import run_strategy
+    from skewlab.views import ViewSpec, generate_views
+
+    if profile not in PROFILE_SETTINGS:
+        raise SkewlabInputError(f"unknown profile {profile!r}: use quick or full")
+    settings = PROFILE_SETTINGS[profile]
+    runs = settings["runs"] if runs is None else runs
+    if runs < 1:
+        raise SkewlabInputError(f"--runs must be at least 1, got {runs}")
+    cards = tuple(cardinalities or settings["cardinalities"])
+    configs = {
+        "naive": RunConfig("naive", parallelism=parallelism, backend="rocksdb"),
+        "buffered": RunConfig(
+            "buffered",
+            parallelism=parallelism,
+            trigger_interval_ms=trigger_interval_ms,
+            max_count=max_count,
+        ),
+    }
+    for config in configs.values():
+        validate_config(config)
+    specs = [ViewSpec(n_views, n_users, k, seed=seed) for k in cards]  # validates sizes
+
+    spark = spark or get_spark()
+    rows = []
+    bar = tqdm(total=len(cards) * len(configs) * runs, desc=EXPERIMENT, disable=not progress)
+    for spec in specs:
+        views = generate_views(spark, spec).cache()
+        views.count()
+        reference = result_digest(spark_reference_aggregate(views))
+        for run in range(runs):
+            for name, config in configs.items():
+                bar.set_postfix_str(f"{spec.n_tweets} keys, {name}")
+                result, _ = run_strategy(views, config, spark)
+                rows.append(
+                    {
+                        "experiment": EXPERIMENT,
+                        "cardinality": spec.n_tweets,
+                        "strategy": name,
+                        "run": run,
+                        "parallelism": result.parameters["parallelism"],
+                        "records_in": result.records_in,
+                        "records_out": result.records_out,
+                        "operator_records_per_second": result.operator_records_per_second,
+                        "e2e_records_per_second": result.e2e_records_per_second,
+                        "state_reads": result.state_reads,
+                        "state_writes": result.state_writes,
+                        "buffer_flushes": result.buffer_flushes,
+                        "latency_p50_ms": result.latency_p50_ms,
+                        "latency_p99_ms": result.latency_p99_ms,
+                        "digest_matches_reference": result.result_digest == reference,
+                    }
+                )
+                bar.update()
+        views.unpersist()
+    bar.close()
+    return BenchResult(EXPERIMENT, profile, rows, summarize(rows))
+
+
+def median_throughput(rows, cardinality: int, strategy: str) -> float | None:
+    values = [
+        r["operator_records_per_second"]
+        for r in rows
+        if r["cardinality"] == cardinality and r["strategy"] == strategy
+    ]
+    return statistics.median(values) if values else None
+
+
+def summarize(rows) -> dict:
+    """Median operator throughput per cardinality and strategy, and the speedups."""
+    cards = sorted({r["cardinality"] for r in rows}, reverse=True)
+    table = []
+    for k in cards:
+        naive, buffered = (
+            median_throughput(rows, k, "naive"),
+            median_throughput(rows, k, "buffered"),
+        )
+        table.append(
+            {
+                "cardinality": k,
+                "naive_records_per_second": naive,
+                "buffered_records_per_second": buffered,
+                "speedup": buffered / naive if naive and buffered else None,
+            }
+        )
+    by_k = {t["cardinality"]: t["speedup"] for t in table}
+    return {
+        "runs": max((r["run"] for r in rows), default=-1) + 1,
+        "speedup_at_20_keys": by_k.get(20),
+        "speedup_at_20000_keys": by_k.get(20_000),
+        "max_speedup": max((s for s in by_k.values() if s), default=None),
+        "all_digests_match": all(r["digest_matches_reference"] for r in rows),
+        "seed_speedup_at_20_keys": 45.0,
+        "by_cardinality": table,
+    }
+
+
+def format_summary(result: BenchResult) -> str:
+    """The measured table beside the seed's headline figure."""
+    lines = [
+        f"{'keys':>7}  {'naive rec/s':>12}  {'buffered rec/s':>14}  {'speedup':>8}",
+    ]
+    for row in result.summary["by_cardinality"]:
+        lines.append(
+            f"{row['cardinality']:>7,}  {row['naive_records_per_second']:>12,.0f}  "
+            f"{row['buffered_records_per_second']:>14,.0f}  {row['speedup']:>7.1f}x"
+        )
+    s = result.summary
+    lines.append(
+        f"speedup at 20 keys: {s['speedup_at_20_keys'] or float('nan'):.1f}x "
+        f"(seed: ~{s['seed_speedup_at_20_keys']:.0f}x), median of {s['runs']} run(s); "
+        f"all digests match the reference: {s['all_digests_match']}"
+    )
+    return "\n".join(lines)
