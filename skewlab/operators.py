@@ -37,7 +37,7 @@ def state_backend(ctx: SubtaskContext, name: str | None = None):
     """The subtask's state backend (``name`` or the config's), serialising ``StatsState``."""
     config = ctx.config
     name = name or config.backend
-    options: dict[str, Any] = {"track_keys": config.track_keys}
+    options: dict[str, Any] = {"track_keys": config.tracks_keys}
     if name in ("rocksdb", "cached"):
         options["serializer"] = StatsSerializer
     if name == "cached":

@@ -82,7 +82,10 @@ class RunConfig:
         source_rate: replay at this many records/s (default: as fast as possible).
         precision: HLL register index bits.
         check_order: count per-key order violations at the final operator.
-        track_keys: keep per-key state access counts (for the disk-latency model).
+        track_keys: keep per-key state access counts (implied by ``latency_profile``).
+        latency_profile: disk latency profile (:mod:`skewlab.latency`) under which the run's
+            counted state reads and writes are turned into a modelled I/O time; ``None`` for
+            none.
     """
 
     strategy: str = "naive"
@@ -98,6 +101,7 @@ class RunConfig:
     precision: int = DEFAULT_PRECISION
     check_order: bool = False
     track_keys: bool = False
+    latency_profile: str | None = "ebs-article"
 
     def resolved(self, default_parallelism: int) -> RunConfig:
         """This config with parallelism and max parallelism filled in (and validated)."""
@@ -130,6 +134,11 @@ class RunConfig:
         }.get(self.strategy, {})
         rate = {"source_rate": self.source_rate} if self.source_rate else {}
         return common | specific | rate
+
+    @property
+    def tracks_keys(self) -> bool:
+        """Whether backends count accesses per key (for the latency model or on request)."""
+        return self.track_keys or self.latency_profile is not None
 
 
 def _is_whole(value: object) -> bool:
@@ -179,6 +188,10 @@ def validate_config(config: RunConfig) -> None:
         not isinstance(rate, int | float) or not math.isfinite(rate) or rate <= 0
     ):
         raise SkewlabInputError(f"source_rate (--source-rate) must be > 0 records/s, got {rate!r}")
+    if config.latency_profile is not None:
+        from skewlab.latency import load_profile
+
+        load_profile(config.latency_profile)  # unknown names fail here, listing the known ones
     if not _is_whole(config.precision) or not 4 <= config.precision <= 16:
         raise SkewlabInputError(f"precision must be 4..16, got {config.precision!r}")
     if config.parallelism is not None or config.max_parallelism is not None:
@@ -231,6 +244,9 @@ class RunResult:
     peak_memory_bytes: int | None
     order_violations: int | None
     result_digest: str
+    latency_profile: str | None = None
+    modelled_io_seconds: float | None = None
+    modelled_records_per_second: float | None = None
     subtasks: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -301,8 +317,15 @@ def fold_metrics(
     digest: str,
     uses_state: bool = True,
     buffers: bool = False,
+    latency_profile: str | None = None,
+    check_order: bool = False,
 ) -> RunResult:
-    """Fold every subtask's metrics (of every stage) into one :class:`RunResult`."""
+    """Fold every subtask's metrics (of every stage) into one :class:`RunResult`.
+
+    With a ``latency_profile``, the per-key reads and writes of every stage become a modelled
+    I/O time (:func:`skewlab.latency_model.modelled_io_seconds`): one key's accesses cannot
+    overlap, and one subtask does its keys one after another; the busier bound wins.
+    """
     first_stage = metrics[0].stage if metrics else ""
     final_stage = metrics[-1].stage if metrics else ""
     rejected = sum(m.records_rejected for m in metrics if m.stage == first_stage)
@@ -329,6 +352,8 @@ def fold_metrics(
         }
         for m in metrics
     ]
+    modelled = _modelled_io(metrics, latency_profile) if latency_profile else None
+    extra = {"modelled_io": modelled.to_dict()} if modelled is not None else {}
     return RunResult(
         strategy=strategy,
         parameters=parameters,
@@ -352,11 +377,44 @@ def fold_metrics(
         latency_p99_ms=histogram.quantile_ms(0.99),
         peak_memory_bytes=max((m.peak_memory_bytes for m in metrics), default=0) or None,
         order_violations=sum(m.order_violations for m in metrics if m.stage == final_stage)
-        if any(m.stage == final_stage for m in metrics)
+        if check_order
         else None,
         result_digest=digest,
+        latency_profile=latency_profile,
+        modelled_io_seconds=modelled.seconds if modelled is not None else None,
+        modelled_records_per_second=_modelled_rate(processed, modelled),
         subtasks=subtasks,
+        extra=extra,
     )
+
+
+def _modelled_io(metrics: list[SubtaskMetrics], profile_name: str):
+    """The modelled I/O of a run: keys and subtasks of every stage, named apart."""
+    from skewlab.latency import load_profile
+    from skewlab.latency_model import modelled_io_seconds
+
+    reads: dict[str, int] = {}
+    writes: dict[str, int] = {}
+    subtask_of: dict[str, int] = {}
+    stages = sorted({m.stage for m in metrics})
+    width = 1 + max((m.subtask for m in metrics), default=0)
+    for m in metrics:
+        offset = stages.index(m.stage) * width
+        for name, target in (("reads_per_key", reads), ("writes_per_key", writes)):
+            for key, count in (m.state.get(name) or {}).items():
+                scoped = f"{m.stage}/{key}"
+                target[scoped] = target.get(scoped, 0) + int(count)
+                subtask_of[scoped] = offset + m.subtask
+    return modelled_io_seconds(load_profile(profile_name), reads, writes, subtask_of)
+
+
+def _modelled_rate(records: int, modelled) -> float | None:
+    if modelled is None:
+        return None
+    from skewlab.latency_model import modelled_records_per_second
+
+    rate = modelled_records_per_second(records, modelled)
+    return None if math.isinf(rate) else rate
 
 
 # --------------------------------------------------------------------------- routing

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -81,8 +82,74 @@ def test_the_installed_entry_point_prints_no_traceback(tmp_path):
     ]
 
 
-@pytest.mark.parametrize("command", ["generate", "report", "lab"])
+@pytest.mark.parametrize("command", ["generate", "report", "lab", "run", "bench"])
 def test_every_command_has_help_with_examples(command, capsys):
     assert run_cli([command, "--help"]) == 0
     out = capsys.readouterr().out
     assert "examples:" in out and f"skewlab {command}" in out
+
+
+RUN_JSON_KEYS = {
+    "strategy",
+    "records_in",
+    "records_out",
+    "operator_records_per_second",
+    "e2e_records_per_second",
+    "state_reads",
+    "state_writes",
+    "cache_hit_ratio",
+    "latency_p50_ms",
+    "latency_p99_ms",
+    "result_digest",
+    "modelled_io_seconds",
+}
+
+
+def test_run_prints_one_json_object_with_the_documented_keys(spark, capsys):
+    from skewlab.stats import result_digest, spark_reference_aggregate
+    from skewlab.views import ViewSpec, generate_views
+
+    args = ["--views", "3000", "--users", "200", "--tweets", "7", "--seed", "3"]
+    assert main(["run", "cached", *args, "--cache-entries", "4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= RUN_JSON_KEYS
+    assert out["strategy"] == "cached" and out["records_in"] == 3000
+    assert 0 < out["cache_hit_ratio"] < 1
+    reference = spark_reference_aggregate(generate_views(spark, ViewSpec(3000, 200, 7, seed=3)))
+    assert out["result_digest"] == result_digest(reference)
+
+
+def test_run_reads_a_saved_view_set_and_prints_a_table(spark, tmp_path, capsys):
+    assert main(["generate", "--views", "500", "--tweets", "3", "--out", str(tmp_path / "v")]) == 0
+    assert main(["run", "sorted", "--views", str(tmp_path / "v")]) == 0
+    out = capsys.readouterr().out
+    assert "records_in                   500" in out
+    assert "keys                         3" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["fastest"], "unknown strategy 'fastest'"),
+        (["naive", "--backend", "memcached"], "unknown backend 'memcached'"),
+        (["buffered", "--max-count", "0"], "max_count (--max-count) must be a whole number >= 1"),
+        (["buffered", "--trigger-interval-ms", "-5"], "trigger_interval_ms"),
+        (["naive", "--parallelism", "300", "--max-parallelism", "128"], "parallelism"),
+        (["naive", "--max-parallelism", "0"], "1..32768"),
+        (["salted", "--salt-buckets", "0"], "salt_buckets (--salt-buckets)"),
+        (["naive", "--views", "no/such/dir"], "neither a number of views nor an existing"),
+        (["naive", "--tweets", "0"], "n_tweets (--tweets)"),
+        (["naive", "--latency-profile", "floppy"], "floppy"),
+    ],
+)
+def test_run_bad_arguments_exit_2_with_one_line(args, message, capsys):
+    status = run_cli(["run", *args])
+    err = capsys.readouterr().err.strip()
+    assert status == 2
+    assert message in err
+    assert len(err.splitlines()) == 1, err
+
+
+def test_bench_refuses_bad_runs(capsys):
+    assert run_cli(["bench", "buffering", "--runs", "0"]) == 2
+    assert "--runs must be at least 1" in capsys.readouterr().err

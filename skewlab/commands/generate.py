@@ -23,12 +23,13 @@ examples:
 """
 
 
-def add_view_options(parser: argparse.ArgumentParser, *, views_default: int | None = None) -> None:
-    """The options that describe a synthetic view set (shared by every command that makes one)."""
-    parser.add_argument(
-        "--views", type=int, default=views_default, required=views_default is None,
-        help="number of views (rows)",
-    )  # fmt: skip
+def add_view_options(parser: argparse.ArgumentParser, *, views: bool = True) -> None:
+    """The options that describe a synthetic view set (shared by every command that makes one).
+
+    ``views=False`` leaves ``--views`` to the caller (``skewlab run`` also takes a path there).
+    """
+    if views:
+        parser.add_argument("--views", type=int, required=True, help="number of views (rows)")
     parser.add_argument("--users", type=int, default=25_000, help="distinct users (default 25000)")
     parser.add_argument("--tweets", type=int, default=20, help="distinct tweets (default 20)")
     parser.add_argument(

@@ -44,4 +44,6 @@ def fold(config, out, *, buffers: bool = False):
         wall_seconds=out.wall_seconds,
         digest=result_digest(out.results),
         buffers=buffers,
+        latency_profile=config.latency_profile,
+        check_order=config.check_order,
     )
