@@ -448,3 +448,49 @@ def profiles_ceiling_figure(
         template="plotly_white",
     )
     return fig
+
+
+def measured_vs_modelled_table(results: Sequence[Any]) -> pd.DataFrame:
+    """One row per run: measured operator throughput beside the modelled one on its profile.
+
+    ``results`` are :class:`skewlab.runtime.RunResult`; runs without a latency profile or
+    without state accesses (``spark_sql``) show no modelled figures.
+    """
+    rows = []
+    for r in results:
+        label = r.strategy + (
+            f" ({r.parameters.get('buffer')})" if "buffer" in r.parameters else ""
+        )
+        rows.append(
+            {
+                "run": label,
+                "records": r.records_processed,
+                "state reads": r.state_reads,
+                "state writes": r.state_writes,
+                "measured records/s (this machine, operators)": r.operator_records_per_second,
+                "modelled I/O seconds": r.modelled_io_seconds,
+                "modelled records/s": r.modelled_records_per_second,
+                "profile": r.latency_profile,
+                "bound by": (r.extra.get("modelled_io") or {}).get("bound"),
+            }
+        )
+    return pd.DataFrame(rows).set_index("run")
+
+
+def measured_vs_modelled_figure(table: pd.DataFrame, title: str | None = None) -> go.Figure:
+    """Grouped bars (log scale): measured throughput here vs modelled on the profile's disk."""
+    fig = go.Figure()
+    measured = "measured records/s (this machine, operators)"
+    fig.add_trace(go.Bar(x=table.index, y=table[measured], name="measured on this machine"))
+    profile = table["profile"].dropna().iloc[0] if table["profile"].notna().any() else "profile"
+    fig.add_trace(
+        go.Bar(x=table.index, y=table["modelled records/s"], name=f"modelled on {profile}")
+    )
+    fig.update_layout(
+        title=title or "A real run: measured throughput beside its modelled throughput",
+        template="plotly_white",
+        barmode="group",
+        yaxis={"title": "records per second", "type": "log"},
+        xaxis={"title": "strategy"},
+    )
+    return fig

@@ -32,7 +32,7 @@ from skewlab.errors import SkewlabInputError
 REPORT_PROFILES: dict[str, dict[str, dict[str, object]]] = {
     "tiny": {
         "00_hot_keys": {"n_views": 2_000, "n_users": 500, "n_tweets": 50},
-        "01_ebs_latency_math": {"probe_size_mb": 2, "probe_seconds": 1},
+        "01_ebs_latency_math": {"probe_size_mb": 2, "probe_seconds": 1, "run_views": 2_000},
     },
     "quick": {
         "00_hot_keys": {"n_views": 100_000, "n_users": 25_000, "n_tweets": 1_000},
@@ -40,7 +40,7 @@ REPORT_PROFILES: dict[str, dict[str, dict[str, object]]] = {
     },
     "full": {
         "00_hot_keys": {"n_views": 1_000_000, "n_users": 25_000, "n_tweets": 20_000},
-        "01_ebs_latency_math": {"probe_size_mb": 256, "probe_seconds": 20},
+        "01_ebs_latency_math": {"probe_size_mb": 256, "probe_seconds": 20, "run_views": 100_000},
     },
 }
 PROFILES = ("quick", "full")

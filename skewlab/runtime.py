@@ -457,6 +457,42 @@ def with_key_groups(df, key_col: str, max_parallelism: int, parallelism: int):
     return df.withColumn(KEY_GROUP, udf(F.col(key_col))).withColumn(OPERATOR, operator)
 
 
+def subtask_load(df, parallelism: int, max_parallelism: int | None = None, key_col="tweet_id"):
+    """Records and keys per operator subtask after Flink's ``keyBy`` (pandas, one row each).
+
+    Example::
+
+        >>> subtask_load(views, parallelism=4)  # doctest: +SKIP
+           subtask  records  keys  hottest_key  hottest_key_records
+    """
+    from pyspark.sql import functions as F
+
+    max_p = max_parallelism or compute_default_max_parallelism(parallelism)
+    check_parallelism(parallelism, max_p)
+    per_key = (
+        with_key_groups(df, key_col, max_p, parallelism)
+        .groupBy(OPERATOR, key_col)
+        .agg(F.count(F.lit(1)).alias("n"))
+    )
+    load = (
+        per_key.groupBy(OPERATOR)
+        .agg(
+            F.sum("n").alias("records"),
+            F.count(F.lit(1)).alias("keys"),
+            F.max_by(key_col, "n").alias("hottest_key"),
+            F.max("n").alias("hottest_key_records"),
+        )
+        .withColumnRenamed(OPERATOR, "subtask")
+        .toPandas()
+    )
+    every = pd.DataFrame({"subtask": range(parallelism)})
+    load = every.merge(load, on="subtask", how="left")
+    load[["records", "keys", "hottest_key_records"]] = (
+        load[["records", "keys", "hottest_key_records"]].fillna(0).astype("int64")
+    )
+    return load
+
+
 _PARTITION_KEYS: dict[int, list[int]] = {}
 
 

@@ -180,12 +180,44 @@ def get_spark(
     builder = builder.appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark = _get_or_create_quietly(builder)
     if not url.startswith("sc://"):
         spark.sparkContext.setLogLevel("ERROR")
         for key, value in settings.items():
             spark.conf.set(key, value)
     return spark
+
+
+def jvm_log_path() -> Path:
+    """Where the driver JVM's own stderr goes (start-up chatter, JVM warnings)."""
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"skewlab-spark-driver-{os.getpid()}.log"
+
+
+def _get_or_create_quietly(builder):
+    """``getOrCreate`` with the new driver JVM's stderr sent to :func:`jvm_log_path`.
+
+    The JVM prints warnings of its own (e.g. "Using incubator modules") straight to the
+    process's stderr, which would land in every notebook; log4j output is already quiet.
+    """
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:  # noqa: SLF001 - no public accessor
+        return builder.getOrCreate()
+    log = jvm_log_path()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(log, "ab") as target:
+            os.dup2(target.fileno(), 2)
+            try:
+                return builder.getOrCreate()
+            except Exception as exc:
+                raise RuntimeError(f"Spark did not start; the JVM's output is in {log}") from exc
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def stop_spark() -> None:

@@ -42,3 +42,15 @@ def run_strategy(views, config, spark=None) -> tuple[Any, dict[str, Any]]:
     resolved = config.resolved(spark.sparkContext.defaultParallelism)
     module = importlib.import_module(f"skewlab.strategies.{resolved.strategy}")
     return module.run(spark, views, resolved)
+
+
+def run_strategies(views, configs, spark=None) -> list[Any]:
+    """Run several strategies over the same views; returns their ``RunResult``s in order.
+
+    Example::
+
+        >>> results = run_strategies(views, [RunConfig("naive"), RunConfig("buffered")])
+        >>> [r.strategy for r in results]
+        ['naive', 'buffered']
+    """
+    return [run_strategy(views, config, spark)[0] for config in configs]
