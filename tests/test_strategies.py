@@ -237,3 +237,19 @@ def test_every_strategy_equals_the_reference_on_a_local_cluster():
         "spark_sql",
     }
     assert all(ln[1] == "True" and ln[2] == "3000" for ln in lines), proc.stdout
+
+
+def test_subtask_load_counts_every_record_on_its_flink_subtask(spark):
+    from skewlab.runtime import subtask_load
+
+    views = generate_views(spark, ViewSpec(4_000, 100, 30, "zipf", 1.4, seed=12))
+    load = subtask_load(views, parallelism=4)
+    assert load["subtask"].tolist() == [0, 1, 2, 3]
+    assert load["records"].sum() == 4_000
+    per_tweet = views.groupBy("tweet_id").count().toPandas()
+    expected = [0, 0, 0, 0]
+    for tweet, count in zip(per_tweet["tweet_id"], per_tweet["count"], strict=True):
+        expected[assign_key_to_parallel_operator(tweet, 128, 4)] += count
+    assert load["records"].tolist() == expected
+    hottest = load.loc[load["hottest_key_records"].idxmax(), "hottest_key"]
+    assert hottest == "tweet-0"
