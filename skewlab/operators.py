@@ -187,40 +187,52 @@ class _Buffer(_StatefulOperator):
         self.flush()
 
 
-class ListBuffer(_Buffer):
-    """The seed's buffer as written: a ``Vector[StatsState]`` per key, reduced at flush."""
+class _PerRecordBuffer(_Buffer):
+    """A buffer that takes views one at a time (Python objects), as the seed's operator does."""
 
     columns = ("tweet_id", *VIEW_COLUMNS, KEY_GROUP)
 
     def __init__(self, ctx: SubtaskContext) -> None:
         super().__init__(ctx)
-        self.buffer: dict[str, list[StatsState]] = {}
+        self.precision = ctx.config.precision
+        self.buffer: dict[str, Any] = {}
+
+    def add(self, key: str, view_id: str, user_id: str) -> None:
+        """Put one view of ``key`` into the buffer."""
+        raise NotImplementedError
 
     def process(self, cols, n, arrivals) -> None:
         self._start_timer()
         keys, view_ids, user_ids, groups = (
             cols["tweet_id"], cols["view_id"], cols["user_id"], cols[KEY_GROUP]
         )  # fmt: skip
-        precision = self.ctx.config.precision
-        clock = time.time_ns
+        clock, add = time.time_ns, self.add
         for i in range(n):
             key = keys[i]
             if key is None:
                 self.ctx.metrics.records_rejected += 1
                 continue
             arrival = clock() if arrivals is None else int(arrivals[i])
-            one = StatsState.from_view(view_ids[i], user_ids[i], key, precision)
-            vector = self.buffer.get(key)
-            if vector is None:
-                self.buffer[key] = [one]
+            if key not in self.groups:
                 self.groups[key] = groups[i]
-                self.arrivals[key] = [(arrival, 1)]
-            else:
-                vector.append(one)
-                self.arrivals[key].append((arrival, 1))
+                self.arrivals[key] = []
+            add(key, view_ids[i], user_ids[i])
+            self.arrivals[key].append((arrival, 1))
             self.count += 1
             if self.count >= self.max_count:
                 self.flush()
+
+
+class ListBuffer(_PerRecordBuffer):
+    """The seed's buffer as written: a ``Vector[StatsState]`` per key, reduced at flush."""
+
+    def add(self, key: str, view_id: str, user_id: str) -> None:
+        one = StatsState.from_view(view_id, user_id, key, self.precision)
+        vector = self.buffer.get(key)
+        if vector is None:
+            self.buffer[key] = [one]
+        else:
+            vector.append(one)
 
     def partials(self):
         for key, vector in self.buffer.items():
@@ -231,38 +243,14 @@ class ListBuffer(_Buffer):
         self.buffer.clear()
 
 
-class PreaggregatingBuffer(_Buffer):
+class PreaggregatingBuffer(_PerRecordBuffer):
     """One running ``StatsState`` per buffered key: each view is folded in on arrival."""
 
-    columns = ("tweet_id", *VIEW_COLUMNS, KEY_GROUP)
-
-    def __init__(self, ctx: SubtaskContext) -> None:
-        super().__init__(ctx)
-        self.buffer: dict[str, StatsState] = {}
-
-    def process(self, cols, n, arrivals) -> None:
-        self._start_timer()
-        keys, view_ids, user_ids, groups = (
-            cols["tweet_id"], cols["view_id"], cols["user_id"], cols[KEY_GROUP]
-        )  # fmt: skip
-        precision = self.ctx.config.precision
-        clock = time.time_ns
-        for i in range(n):
-            key = keys[i]
-            if key is None:
-                self.ctx.metrics.records_rejected += 1
-                continue
-            arrival = clock() if arrivals is None else int(arrivals[i])
-            partial = self.buffer.get(key)
-            if partial is None:
-                partial = self.buffer[key] = StatsState.empty(key, precision)
-                self.groups[key] = groups[i]
-                self.arrivals[key] = []
-            partial.add(view_ids[i], user_ids[i])
-            self.arrivals[key].append((arrival, 1))
-            self.count += 1
-            if self.count >= self.max_count:
-                self.flush()
+    def add(self, key: str, view_id: str, user_id: str) -> None:
+        partial = self.buffer.get(key)
+        if partial is None:
+            partial = self.buffer[key] = StatsState.empty(key, self.precision)
+        partial.add(view_id, user_id)
 
     def partials(self):
         yield from self.buffer.items()
