@@ -89,13 +89,20 @@ def latency_sweep(
             max_count=max_count,
             buffer=buffer,
             source_rate=source_rate,
+            latency_profile=None,
         )
         for interval in intervals
     ]
     if baseline:
         configs.insert(
             0,
-            RunConfig("naive", parallelism=parallelism, backend="rocksdb", source_rate=source_rate),
+            RunConfig(
+                "naive",
+                parallelism=parallelism,
+                backend="rocksdb",
+                source_rate=source_rate,
+                latency_profile=None,
+            ),
         )
     for config in configs:
         validate_config(config)  # every bad value fails before Spark starts work

@@ -33,14 +33,48 @@ REPORT_PROFILES: dict[str, dict[str, dict[str, object]]] = {
     "tiny": {
         "00_hot_keys": {"n_views": 2_000, "n_users": 500, "n_tweets": 50},
         "01_ebs_latency_math": {"probe_size_mb": 2, "probe_seconds": 1, "run_views": 2_000},
+        "02_key_salting": {
+            "n_views": 2_000,
+            "n_users": 500,
+            "n_tweets": 5,
+            "routing_parallelism": 4,
+            "n_event_users": 1_000,
+        },
+        "03_memory_buffering": {
+            "cardinalities": [1_000, 20],
+            "n_views": 2_000,
+            "n_users": 1_000,
+            "runs": 1,
+            "source_rate": 2_000,
+            "sweep_views": 1_000,
+            "trigger_intervals": [20, 200],
+        },
     },
     "quick": {
         "00_hot_keys": {"n_views": 100_000, "n_users": 25_000, "n_tweets": 1_000},
         "01_ebs_latency_math": {"probe_size_mb": 16, "probe_seconds": 3},
+        "02_key_salting": {"n_views": 20_000, "n_users": 5_000, "n_event_users": 10_000},
+        "03_memory_buffering": {
+            "cardinalities": [20_000, 1_000, 100, 20, 1],
+            "runs": 1,
+            "sweep_views": 6_000,
+        },
     },
     "full": {
         "00_hot_keys": {"n_views": 1_000_000, "n_users": 25_000, "n_tweets": 20_000},
         "01_ebs_latency_math": {"probe_size_mb": 256, "probe_seconds": 20, "run_views": 100_000},
+        "02_key_salting": {
+            "n_views": 100_000,
+            "n_users": 25_000,
+            "n_tweets": 20,
+            "n_event_users": 100_000,
+        },
+        "03_memory_buffering": {
+            "cardinalities": [20_000, 10_000, 5_000, 1_000, 500, 100, 50, 20, 10, 5, 2, 1],
+            "runs": 5,
+            "sweep_views": 20_000,
+            "trigger_intervals": [5, 10, 20, 50, 100, 200, 500],
+        },
     },
 }
 PROFILES = ("quick", "full")

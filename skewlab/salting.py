@@ -59,6 +59,7 @@ from skewlab.runtime import (
     collect_stage,
     fold_metrics,
     run_stage,
+    validate_config,
 )
 from skewlab.state import create_backend
 
@@ -364,6 +365,55 @@ def salting_summary(counter: CounterResult, hll: HllResult) -> pd.DataFrame:
     return counter.table.merge(hll_cols, on="tweet_id", how="left")
 
 
+def subtask_loads(
+    views, *, salt_buckets: int = 4, parallelism: int = 4, max_parallelism: int | None = None
+) -> dict[str, pd.DataFrame]:
+    """Records per operator subtask when keyed by tweet and when keyed by (tweet, salt).
+
+    Routing only (Flink's key groups, computed in Spark), no operator runs: what salting buys is
+    visible before any state is touched. Returns ``{label: DataFrame(subtask, records)}`` for
+    :func:`skewlab.charts.subtask_load_figure`.
+
+    Example::
+
+        >>> loads = subtask_loads(views, salt_buckets=4, parallelism=4)      # doctest: +SKIP
+        >>> list(loads)
+        ['keyBy tweet', 'keyBy (tweet, salt)']
+    """
+    from pyspark.sql import functions as F
+
+    from skewlab.keygroups import compute_default_max_parallelism
+    from skewlab.runtime import OPERATOR, with_key_groups
+
+    config = RunConfig(
+        "salted",
+        parallelism=parallelism,
+        max_parallelism=max_parallelism,
+        salt_buckets=salt_buckets,
+        latency_profile=None,
+    )
+    validate_config(config)
+    max_p = max_parallelism or compute_default_max_parallelism(parallelism)
+    routed = with_key_groups(
+        with_salt(views, "tweet_id", "view_id", salt_buckets).where(F.col("tweet_id").isNotNull()),
+        "tweet_id",
+        max_p,
+        parallelism,
+    ).withColumnRenamed(OPERATOR, "_by_tweet")
+    routed = with_key_groups(routed.drop(KEY_GROUP), SALTED_KEY, max_p, parallelism)
+    counts = routed.groupBy("_by_tweet", OPERATOR).agg(F.count(F.lit(1)).alias("n")).toPandas()
+    loads = {}
+    for label, column in (("keyBy tweet", "_by_tweet"), ("keyBy (tweet, salt)", OPERATOR)):
+        per = counts.groupby(column)["n"].sum()
+        loads[label] = pd.DataFrame(
+            {
+                "subtask": range(parallelism),
+                "records": [int(per.get(i, 0)) for i in range(parallelism)],
+            }
+        )
+    return loads
+
+
 # --------------------------------------------------------------------------- 2. order
 
 
@@ -564,7 +614,6 @@ def lifecycle_order(
         0
     """
     from skewlab.errors import SkewlabInputError
-    from skewlab.runtime import validate_config
 
     if strategy not in ("salted", "buffered"):
         raise SkewlabInputError(f"unknown strategy {strategy!r}: use salted or buffered")
@@ -676,5 +725,6 @@ __all__ = [
     "salted_counter",
     "salted_hll",
     "salting_summary",
+    "subtask_loads",
     "with_salt",
 ]
