@@ -129,7 +129,8 @@ def latency_sweep(
                 "digest_matches_reference": result.result_digest == reference,
             }
         )
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    types = {"max_count": "Int64", "buffer_flushes": "Int64"}
+    return pd.DataFrame(rows, columns=list(COLUMNS)).astype(types)
 
 
 def records_per_flush(source_rate: float, trigger_interval_ms: float, parallelism: int) -> float:

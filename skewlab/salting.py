@@ -711,7 +711,7 @@ def lifecycle_table(events, **options) -> pd.DataFrame:
                 "salt_buckets": result.run.parameters.get("salt_buckets"),
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).astype({"salt_buckets": "Int64"})
 
 
 __all__ = [

@@ -42,3 +42,34 @@ def test_sweep_refuses_bad_parameters_before_running(views):
         latency_sweep(views, source_rate=1_000, trigger_intervals=(-5,))
     with pytest.raises(SkewlabInputError, match="at least one"):
         latency_sweep(views, source_rate=1_000, trigger_intervals=())
+
+
+def test_figures_of_the_buffering_notebook():
+    import pandas as pd
+
+    from skewlab.charts_skew import latency_figure, median_throughput, throughput_figure
+
+    rows = pd.DataFrame(
+        {
+            "cardinality": [20, 20, 20, 1000, 1000],
+            "strategy": ["naive", "buffered", "buffered", "naive", "buffered"],
+            "run": [0, 0, 1, 0, 0],
+            "operator_records_per_second": [10.0, 400.0, 600.0, 10.0, 20.0],
+        }
+    )
+    medians = median_throughput({"rows": rows.to_dict("records")})
+    assert medians.set_index("cardinality")["speedup"].to_dict() == {1000: 2.0, 20: 50.0}
+    fig = throughput_figure(rows)
+    assert (fig.layout.xaxis.type, fig.layout.yaxis.type) == ("log", "log")
+    sweep = pd.DataFrame(
+        {
+            "strategy": ["naive", "buffered", "buffered"],
+            "trigger_interval_ms": [float("nan"), 20.0, 200.0],
+            "source_rate": [2000.0] * 3,
+            "latency_p50_ms": [0.1, 10.0, 100.0],
+            "latency_p99_ms": [1.0, 20.0, 200.0],
+        }
+    )
+    fig = latency_figure(sweep)
+    assert list(fig.data[0].x) == [20.0, 200.0] and list(fig.data[0].y) == [10.0, 100.0]
+    assert len(fig.layout.shapes) == 1  # the naive baseline

@@ -116,3 +116,27 @@ def test_lifecycle_refuses_bad_input(spark, events):
         lifecycle_order(events, "salted", salt_buckets=0)
     with pytest.raises(SkewlabInputError, match="n_users"):
         lifecycle_events(spark, 0)
+
+
+def test_salting_figures_show_every_strategy_and_column():
+    import pandas as pd
+
+    from skewlab.charts_skew import double_count_figure, order_figure
+
+    table = pd.DataFrame(
+        {"tweet_id": ["tweet-0"], "views": [10], "salted_sum": [30], "fixed_sum": [10]}
+    )
+    fig = double_count_figure(table)
+    assert [list(t.y) for t in fig.data] == [[10], [30], [10]]
+    assert fig.layout.yaxis.type == "log"
+    order = pd.DataFrame(
+        {
+            "strategy": ["salted", "buffered"],
+            "users": [100, 100],
+            "order_violations": [20, 0],
+            "resurrected": [20, 0],
+        }
+    )
+    fig = order_figure(order)
+    assert [list(t.x) for t in fig.data] == [["salted", "buffered"]] * 2
+    assert list(fig.data[0].y) == [20, 0]
