@@ -98,8 +98,10 @@ def test_wordcount_input_has_exactly_k_words(spark):
     assert words.agg(F.countDistinct("seq")).first()[0] == 1_000
 
 
-@pytest.mark.parametrize("key_type", ["int", "string"])
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize(
+    ("strategy", "key_type"),
+    [(s, "int") for s in STRATEGIES] + [("heap", "string"), ("sorted", "string")],
+)
 def test_every_strategy_counts_exactly_like_counter(spark, strategy, key_type):
     words = _with_nulls(wordcount_input(spark, N, K, key_type), every=97)
     oracle = _oracle(N, K, key_type, null_every=97)
@@ -117,7 +119,7 @@ def test_every_strategy_counts_exactly_like_counter(spark, strategy, key_type):
         assert run.cache_hits + run.cache_misses == run.records
 
 
-@pytest.mark.parametrize("strategy", ["rocksdb", "sort_group", "sorted"])
+@pytest.mark.parametrize("strategy", ["sorted"])  # every strategy: test_benchmarks_state.py
 def test_digest_sink_matches_sparks_own_digest(spark, strategy):
     words = wordcount_input(spark, N, K, "string")
     spark_digest, counts, _, processed, _ = spark_count(words, collect=True)
@@ -192,7 +194,8 @@ def test_flip325_key_selector_and_input(spark):
 
 
 @pytest.mark.parametrize(
-    ("size", "low", "high"), [(250, 0.0, 0.0), (500, 0.5, 0.5), (1000, 0.9, 0.96)]
+    ("size", "low", "high"),
+    [(500, 0.5, 0.5)],  # 250 and 1,000: test_benchmarks_state.py
 )
 def test_lru_hit_ratio_follows_the_seeds_key_pattern(spark, size, low, high):
     n = 20_000

@@ -15,6 +15,18 @@ EXPERIMENTS = {
         "skewlab.benchmarks.buffering",
         "seed 000: naive (RocksDB) vs buffered view counting, tweet cardinality 20,000 .. 1",
     ),
+    "cache": (
+        "skewlab.benchmarks.cache",
+        "seed 003 (FLIP-325): LRU cache of 250/500/1,000 objects in front of RocksDB",
+    ),
+    "sorted": (
+        "skewlab.benchmarks.sorted",
+        "seed 001 (FLIP-140): WordCount, keyed RocksDB/heap vs sorted input with single-key state",
+    ),
+    "value-state": (
+        "skewlab.benchmarks.value_state",
+        "seed 001 (FLIP-140): ValueState micro-benchmark, heap / rocksdb / single_key in ops/ms",
+    ),
 }
 
 EXAMPLES = """\
@@ -22,6 +34,9 @@ examples:
   skewlab bench buffering                     # quick profile, 1 run per point
   skewlab bench buffering --profile full      # the seed's 12 cardinalities, 5 runs each
   skewlab bench buffering --runs 3 --json
+  skewlab bench cache --profile quick --json  # FLIP-325: hit ratio and speedup per cache size
+  skewlab bench sorted --key-type string      # FLIP-140 WordCount with string keys
+  skewlab bench value-state --json            # FLIP-140 ValueState ops/ms
 """
 
 
@@ -50,13 +65,22 @@ def register(subparsers) -> None:
         exp.add_argument("--runs", type=int, default=None, help="runs per point")
         exp.add_argument("--json", action="store_true", help="print one JSON object")
         exp.add_argument("--parallelism", type=int, default=None, help="operator subtasks")
+        if name == "sorted":
+            exp.add_argument(
+                "--key-type",
+                default="int",
+                help="key type of the WordCount input: int or string (default int)",
+            )
         exp.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     module = importlib.import_module(EXPERIMENTS[args.experiment][0])
+    options = {}
+    if getattr(args, "key_type", None) is not None:
+        options["key_type"] = args.key_type
     result = module.run_experiment(
-        args.profile, args.runs, parallelism=args.parallelism, progress=not args.json
+        args.profile, args.runs, parallelism=args.parallelism, progress=not args.json, **options
     )
     files = result.write()
     if args.json:

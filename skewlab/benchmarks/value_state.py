@@ -1,0 +1,211 @@
+"""Seed 001's ValueState micro-benchmark: ``valueAdd`` / ``valueGet`` / ``valueUpdate`` in ops/ms.
+
+As flink-benchmarks' ``ValueStateBenchmark`` (keys not shuffled, as the seed ran it): the
+backend is first filled with ``setup_keys`` keys; ``valueGet`` reads and ``valueUpdate``
+overwrites those keys, ``valueAdd`` writes as many new keys. Each operation addresses the next
+key (Flink's ``setCurrentKey`` + ``value()`` / ``update()``; here one ``get`` / ``put`` by
+``(key_group, key)``), keys in sorted (key group, key) order -- the order sorted input has.
+The single-key backend keeps only the current key, so it starts each operation series empty
+(filling it first would leave just the last key). No Spark: this measures the backends alone.
+
+Seed (ops/ms): valueAdd HEAP 9,206 / ROCKSDB 653 / SINGLE_KEY 18,282; valueGet 12,719 / 1,621 /
+30,861; valueUpdate 12,916 / 942 / 32,883.
+
+Example::
+
+    >>> result = run_experiment("quick", runs=1)          # doctest: +SKIP
+    >>> result.summary["heap_over_rocksdb_add"] > 1       # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+
+import numpy as np
+
+from skewlab.benchmarks import BenchResult
+from skewlab.errors import SkewlabInputError
+
+EXPERIMENT = "value-state"
+BACKENDS = ("heap", "rocksdb", "single_key")
+OPERATIONS = ("valueAdd", "valueGet", "valueUpdate")
+SEED_OPS_PER_MS = {
+    "valueAdd": {"heap": 9206.249, "rocksdb": 652.726, "single_key": 18282.074},
+    "valueGet": {"heap": 12718.518, "rocksdb": 1621.098, "single_key": 30861.293},
+    "valueUpdate": {"heap": 12916.056, "rocksdb": 941.824, "single_key": 32883.440},
+}
+PROFILE_SETTINGS = {
+    "quick": {"keys": 200_000, "runs": 3},
+    "full": {"keys": 500_000, "runs": 5},  # flink-benchmarks' setupKeyCount
+}
+MAX_PARALLELISM = 128
+VALUE = 1_234_567_890_123  # a Java long, as the benchmark's random values
+
+
+def sorted_keys(first: int, count: int, max_parallelism: int = MAX_PARALLELISM):
+    """Long keys ``first .. first+count-1`` with their key groups, sorted by (key group, key).
+
+    Example::
+
+        >>> groups, keys = sorted_keys(0, 4)
+        >>> sorted(keys), all(a <= b for a, b in zip(groups, groups[1:]))
+        ([0, 1, 2, 3], True)
+    """
+    from skewlab.keygroups import assign_to_key_group_array, java_long_hash_array
+
+    keys = np.arange(first, first + count, dtype=np.int64)
+    groups = assign_to_key_group_array(java_long_hash_array(keys), max_parallelism)
+    order = np.lexsort((keys, groups))
+    return groups[order].tolist(), keys[order].tolist()
+
+
+def _timed(fn) -> float:
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        began = time.perf_counter_ns()
+        fn()
+        return (time.perf_counter_ns() - began) / 1e6  # ms
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def measure_backend(backend_name: str, n_keys: int) -> dict[str, float]:
+    """ops/ms of the three operations on one fresh backend (``n_keys`` operations each)."""
+    from skewlab.state import create_backend
+
+    setup_groups, setup_keys = sorted_keys(0, n_keys)
+    new_groups, new_keys = sorted_keys(n_keys, n_keys)
+    value = VALUE
+    results: dict[str, float] = {}
+
+    def add(backend):
+        put = backend.put
+        for group, key in zip(new_groups, new_keys, strict=True):
+            put(group, key, value)
+
+    def get(backend):
+        read = backend.get
+        for group, key in zip(setup_groups, setup_keys, strict=True):
+            read(group, key)
+
+    def update(backend):
+        put = backend.put
+        for group, key in zip(setup_groups, setup_keys, strict=True):
+            put(group, key, value)
+
+    for operation, body in (("valueAdd", add), ("valueGet", get), ("valueUpdate", update)):
+        backend = create_backend(backend_name)
+        try:
+            if backend_name != "single_key":
+                for group, key in zip(setup_groups, setup_keys, strict=True):
+                    backend.put(group, key, value)
+            if operation == "valueGet" and backend_name != "single_key":
+                assert backend.get(setup_groups[0], setup_keys[0]) == value
+            elapsed_ms = _timed(lambda b=backend, f=body: f(b))
+        finally:
+            backend.close()
+        results[operation] = n_keys / elapsed_ms
+    return results
+
+
+def run_experiment(
+    profile: str = "quick",
+    runs: int | None = None,
+    *,
+    keys: int | None = None,
+    parallelism: int | None = None,  # accepted for the CLI; the micro-benchmark is sequential
+    progress: bool = True,
+    spark=None,
+) -> BenchResult:
+    """Run the ValueState micro-benchmark; see the module doc. Writes nothing."""
+    from tqdm.auto import tqdm
+
+    if profile not in PROFILE_SETTINGS:
+        raise SkewlabInputError(f"unknown profile {profile!r}: use quick or full")
+    settings = PROFILE_SETTINGS[profile]
+    runs = settings["runs"] if runs is None else runs
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise SkewlabInputError(f"--runs must be at least 1, got {runs!r}")
+    keys = settings["keys"] if keys is None else keys
+    if isinstance(keys, bool) or not isinstance(keys, int) or keys < 1:
+        raise SkewlabInputError(f"keys must be a whole number >= 1, got {keys!r}")
+    rows = []
+    bar = tqdm(total=runs * len(BACKENDS), desc=EXPERIMENT, disable=not progress)
+    for run in range(runs):
+        for backend in BACKENDS:
+            bar.set_postfix_str(backend)
+            for operation, ops in measure_backend(backend, keys).items():
+                rows.append(
+                    {
+                        "experiment": EXPERIMENT,
+                        "run": run,
+                        "backend": backend,
+                        "operation": operation,
+                        "keys": keys,
+                        "ops_per_ms": ops,
+                        "seed_ops_per_ms": SEED_OPS_PER_MS[operation][backend],
+                    }
+                )
+            bar.update()
+    bar.close()
+    return BenchResult(EXPERIMENT, profile, rows, summarize(rows))
+
+
+def summarize(rows) -> dict:
+    """Median ops/ms per (operation, backend) and the seed's ratios."""
+    table = {
+        op: {
+            b: statistics.median(
+                r["ops_per_ms"] for r in rows if r["operation"] == op and r["backend"] == b
+            )
+            for b in BACKENDS
+            if any(r["operation"] == op and r["backend"] == b for r in rows)
+        }
+        for op in OPERATIONS
+    }
+
+    def ratio(op: str, a: str, b: str) -> float | None:
+        x, y = table[op].get(a), table[op].get(b)
+        return x / y if x and y else None
+
+    return {
+        "runs": max((r["run"] for r in rows), default=-1) + 1,
+        "keys": rows[0]["keys"] if rows else None,
+        "heap_over_rocksdb_add": ratio("valueAdd", "heap", "rocksdb"),
+        "single_key_over_heap_add": ratio("valueAdd", "single_key", "heap"),
+        "heap_over_rocksdb_get": ratio("valueGet", "heap", "rocksdb"),
+        "single_key_over_heap_get": ratio("valueGet", "single_key", "heap"),
+        "heap_over_rocksdb_update": ratio("valueUpdate", "heap", "rocksdb"),
+        "single_key_over_heap_update": ratio("valueUpdate", "single_key", "heap"),
+        "seed_heap_over_rocksdb_add": 9206.249 / 652.726,
+        "seed_single_key_over_heap_add": 18282.074 / 9206.249,
+        "ops_per_ms": table,
+        "seed_ops_per_ms": SEED_OPS_PER_MS,
+    }
+
+
+def format_summary(result: BenchResult) -> str:
+    """The measured table beside the seed's."""
+    s = result.summary
+    lines = [
+        f"ValueState, {s['keys']:,} keys in (key group, key) order, median of {s['runs']} run(s)",
+        f"{'operation':<12} {'backend':<10} {'ops/ms':>9} {'seed ops/ms':>12}",
+    ]
+    for op in OPERATIONS:
+        for b in BACKENDS:
+            if b in s["ops_per_ms"][op]:
+                lines.append(
+                    f"{op:<12} {b:<10} {s['ops_per_ms'][op][b]:>9,.0f} "
+                    f"{SEED_OPS_PER_MS[op][b]:>12,.0f}"
+                )
+    lines.append(
+        f"heap/rocksdb valueAdd: {s['heap_over_rocksdb_add']:.1f}x "
+        f"(seed {s['seed_heap_over_rocksdb_add']:.1f}x); single_key/heap valueAdd: "
+        f"{s['single_key_over_heap_add']:.2f}x (seed {s['seed_single_key_over_heap_add']:.2f}x)"
+    )
+    return "\n".join(lines)
