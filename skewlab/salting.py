@@ -33,7 +33,8 @@ Example::
     >>> counter = salted_counter(views, salt_buckets=4, parallelism=2)    # doctest: +SKIP
     >>> counter.table[["tweet_id", "views", "salted_sum", "fixed_sum"]]   # doctest: +SKIP
       tweet_id  views  salted_sum  fixed_sum
-    0  tweet-0    389       19062        389
+    0  tweet-0    427       23062        427
+    1  tweet-4    427       23266        427
     ...
     >>> events = lifecycle_events(spark, n_users=1_000)
     >>> lifecycle_table(events, parallelism=2)                           # doctest: +SKIP
