@@ -49,6 +49,18 @@ REPORT_PROFILES: dict[str, dict[str, dict[str, object]]] = {
             "sweep_views": 1_000,
             "trigger_intervals": [20, 200],
         },
+        "04_lru_state_cache": {
+            "n_records": 20_000,
+            "sweep_records": 10_000,
+            "runs": 1,
+            "sweep_sizes": [250, 500, 1000],
+        },
+        "05_sorted_batch_execution": {
+            "n_records": 20_000,
+            "n_keys": 2_000,
+            "runs": 1,
+            "value_state_keys": 2_000,
+        },
     },
     "quick": {
         "00_hot_keys": {"n_views": 100_000, "n_users": 25_000, "n_tweets": 1_000},
@@ -58,6 +70,13 @@ REPORT_PROFILES: dict[str, dict[str, dict[str, object]]] = {
             "cardinalities": [20_000, 1_000, 100, 20, 1],
             "runs": 1,
             "sweep_views": 6_000,
+        },
+        "04_lru_state_cache": {"n_records": 2_000_000, "sweep_records": 300_000, "runs": 1},
+        "05_sorted_batch_execution": {
+            "n_records": 2_000_000,
+            "n_keys": 200_000,
+            "runs": 1,
+            "value_state_keys": 200_000,
         },
     },
     "full": {
@@ -74,6 +93,13 @@ REPORT_PROFILES: dict[str, dict[str, dict[str, object]]] = {
             "runs": 5,
             "sweep_views": 20_000,
             "trigger_intervals": [5, 10, 20, 50, 100, 200, 500],
+        },
+        "04_lru_state_cache": {"n_records": 20_000_000, "sweep_records": 2_000_000, "runs": 3},
+        "05_sorted_batch_execution": {
+            "n_records": 40_000_000,
+            "n_keys": 4_000_000,
+            "runs": 3,
+            "value_state_keys": 500_000,
         },
     },
 }

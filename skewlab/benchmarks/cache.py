@@ -115,6 +115,9 @@ def run_experiment(
         rows.append(row)
         bar.update()
 
+    # warm-up (not recorded): Python workers started, code paths loaded, for both backends
+    for warm in ("rocksdb", "cached"):
+        run_count(flip325_input(spark, 2_000), warm, spark=spark, parallelism=parallelism)
     for run in range(runs):
         for cache in (None, *sizes):
             measure(n, cache, run, "seed")

@@ -139,6 +139,10 @@ def run_experiment(
         rows.append(row)
         bar.update()
 
+    # warm-up (not recorded): Python workers started, every strategy's code path loaded
+    warm_input = make_input(spark, 2_000, 200, key_type)
+    for strategy in strategies:
+        run_count(warm_input, strategy, spark=spark, parallelism=parallelism, sink="digest")
     for run in range(runs):
         for strategy in strategies:
             measure(strategy, k, run, "main")
