@@ -7,6 +7,8 @@ key (Flink's ``setCurrentKey`` + ``value()`` / ``update()``; here one ``get`` / 
 ``(key_group, key)``), keys in sorted (key group, key) order -- the order sorted input has.
 The single-key backend keeps only the current key, so it starts each operation series empty
 (filling it first would leave just the last key). No Spark: this measures the backends alone.
+``ops_per_ms`` is per millisecond of the process's CPU time (RocksDB's threads included; what
+other processes on a shared machine do not inflate), ``ops_per_wall_ms`` per wall-clock ms.
 
 Seed (ops/ms): valueAdd HEAP 9,206 / ROCKSDB 653 / SINGLE_KEY 18,282; valueGet 12,719 / 1,621 /
 30,861; valueUpdate 12,916 / 942 / 32,883.
@@ -62,26 +64,28 @@ def sorted_keys(first: int, count: int, max_parallelism: int = MAX_PARALLELISM):
     return groups[order].tolist(), keys[order].tolist()
 
 
-def _timed(fn) -> float:
+def _timed(fn) -> tuple[float, float]:
+    """``(CPU ms, wall ms)`` of ``fn()``, the cyclic garbage collector off meanwhile."""
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        began = time.perf_counter_ns()
+        cpu, wall = time.process_time_ns(), time.perf_counter_ns()
         fn()
-        return (time.perf_counter_ns() - began) / 1e6  # ms
+        return (time.process_time_ns() - cpu) / 1e6, (time.perf_counter_ns() - wall) / 1e6
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def measure_backend(backend_name: str, n_keys: int) -> dict[str, float]:
-    """ops/ms of the three operations on one fresh backend (``n_keys`` operations each)."""
+def measure_backend(backend_name: str, n_keys: int) -> dict[str, tuple[float, float]]:
+    """``(ops per CPU ms, ops per wall-clock ms)`` of the three operations, each on a fresh
+    backend (``n_keys`` operations each)."""
     from skewlab.state import create_backend
 
     setup_groups, setup_keys = sorted_keys(0, n_keys)
     new_groups, new_keys = sorted_keys(n_keys, n_keys)
     value = VALUE
-    results: dict[str, float] = {}
+    results: dict[str, tuple[float, float]] = {}
 
     def add(backend):
         put = backend.put
@@ -106,10 +110,10 @@ def measure_backend(backend_name: str, n_keys: int) -> dict[str, float]:
                     backend.put(group, key, value)
             if operation == "valueGet" and backend_name != "single_key":
                 assert backend.get(setup_groups[0], setup_keys[0]) == value
-            elapsed_ms = _timed(lambda b=backend, f=body: f(b))
+            cpu_ms, wall_ms = _timed(lambda b=backend, f=body: f(b))
         finally:
             backend.close()
-        results[operation] = n_keys / elapsed_ms
+        results[operation] = (n_keys / cpu_ms if cpu_ms else float("inf"), n_keys / wall_ms)
     return results
 
 
@@ -139,7 +143,7 @@ def run_experiment(
     for run in range(runs):
         for backend in BACKENDS:
             bar.set_postfix_str(backend)
-            for operation, ops in measure_backend(backend, keys).items():
+            for operation, (ops, ops_wall) in measure_backend(backend, keys).items():
                 rows.append(
                     {
                         "experiment": EXPERIMENT,
@@ -148,6 +152,7 @@ def run_experiment(
                         "operation": operation,
                         "keys": keys,
                         "ops_per_ms": ops,
+                        "ops_per_wall_ms": ops_wall,
                         "seed_ops_per_ms": SEED_OPS_PER_MS[operation][backend],
                     }
                 )
@@ -158,16 +163,20 @@ def run_experiment(
 
 def summarize(rows) -> dict:
     """Median ops/ms per (operation, backend) and the seed's ratios."""
-    table = {
-        op: {
-            b: statistics.median(
-                r["ops_per_ms"] for r in rows if r["operation"] == op and r["backend"] == b
-            )
-            for b in BACKENDS
-            if any(r["operation"] == op and r["backend"] == b for r in rows)
+
+    def median_table(field: str) -> dict[str, dict[str, float]]:
+        return {
+            op: {
+                b: statistics.median(
+                    r[field] for r in rows if r["operation"] == op and r["backend"] == b
+                )
+                for b in BACKENDS
+                if any(r["operation"] == op and r["backend"] == b for r in rows)
+            }
+            for op in OPERATIONS
         }
-        for op in OPERATIONS
-    }
+
+    table, wall_table = median_table("ops_per_ms"), median_table("ops_per_wall_ms")
 
     def ratio(op: str, a: str, b: str) -> float | None:
         x, y = table[op].get(a), table[op].get(b)
@@ -185,8 +194,16 @@ def summarize(rows) -> dict:
         "seed_heap_over_rocksdb_add": 9206.249 / 652.726,
         "seed_single_key_over_heap_add": 18282.074 / 9206.249,
         "ops_per_ms": table,
+        "ops_per_wall_ms": wall_table,
+        "heap_over_rocksdb_add_wall": _div(wall_table["valueAdd"], "heap", "rocksdb"),
+        "single_key_over_heap_add_wall": _div(wall_table["valueAdd"], "single_key", "heap"),
         "seed_ops_per_ms": SEED_OPS_PER_MS,
     }
+
+
+def _div(by_backend: dict[str, float], a: str, b: str) -> float | None:
+    x, y = by_backend.get(a), by_backend.get(b)
+    return x / y if x and y else None
 
 
 def format_summary(result: BenchResult) -> str:
@@ -194,14 +211,15 @@ def format_summary(result: BenchResult) -> str:
     s = result.summary
     lines = [
         f"ValueState, {s['keys']:,} keys in (key group, key) order, median of {s['runs']} run(s)",
-        f"{'operation':<12} {'backend':<10} {'ops/ms':>9} {'seed ops/ms':>12}",
+        f"{'operation':<12} {'backend':<10} {'ops/CPU ms':>10} {'ops/wall ms':>11} "
+        f"{'seed ops/ms':>12}",
     ]
     for op in OPERATIONS:
         for b in BACKENDS:
             if b in s["ops_per_ms"][op]:
                 lines.append(
-                    f"{op:<12} {b:<10} {s['ops_per_ms'][op][b]:>9,.0f} "
-                    f"{SEED_OPS_PER_MS[op][b]:>12,.0f}"
+                    f"{op:<12} {b:<10} {s['ops_per_ms'][op][b]:>10,.0f} "
+                    f"{s['ops_per_wall_ms'][op][b]:>11,.0f} {SEED_OPS_PER_MS[op][b]:>12,.0f}"
                 )
     lines.append(
         f"heap/rocksdb valueAdd: {s['heap_over_rocksdb_add']:.1f}x "
