@@ -117,6 +117,8 @@ def test_every_strategy_counts_exactly_like_counter(spark, strategy, key_type):
         assert run.state_writes == run.records or strategy == "cached"
     if strategy == "cached":
         assert run.cache_hits + run.cache_misses == run.records
+    if strategy != "spark_sql":  # the operators' CPU time, besides the runtime's wall clock
+        assert run.operator_cpu_seconds > 0 and run.operator_seconds > 0
 
 
 @pytest.mark.parametrize("strategy", ["sorted"])  # every strategy: test_benchmarks_state.py
