@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from skewlab import paths
+from skewlab.errors import SkewlabInputError
 
 PROFILES = ("quick", "full")
 
@@ -53,6 +54,25 @@ class BenchResult:
         js.write_text(json.dumps(self.to_json_dict(), indent=2, default=_plain) + "\n")
         self.files = [csv, js]
         return self.files
+
+
+def resolve_profile(
+    table: dict[str, dict[str, Any]], profile: str, runs: int | None
+) -> tuple[dict[str, Any], int]:
+    """A profile's settings and the run count (``runs`` or the profile's), both validated.
+
+    Example::
+
+        >>> resolve_profile({"quick": {"runs": 1}}, "quick", None)
+        ({'runs': 1}, 1)
+    """
+    if profile not in table:
+        raise SkewlabInputError(f"unknown profile {profile!r}: use {' or '.join(table)}")
+    settings = table[profile]
+    runs = settings["runs"] if runs is None else runs
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise SkewlabInputError(f"--runs must be at least 1, got {runs!r}")
+    return settings, runs
 
 
 def _plain(value: Any) -> Any:

@@ -20,8 +20,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from skewlab.benchmarks import BenchResult
-from skewlab.errors import SkewlabInputError
+from skewlab.benchmarks import BenchResult, resolve_profile
 
 EXPERIMENT = "buffering"
 SEED_CARDINALITIES = (20_000, 10_000, 5_000, 1_000, 500, 100, 50, 20, 10, 5, 2, 1)
@@ -56,12 +55,7 @@ def run_experiment(
     from skewlab.strategies import run_strategy
     from skewlab.views import ViewSpec, generate_views
 
-    if profile not in PROFILE_SETTINGS:
-        raise SkewlabInputError(f"unknown profile {profile!r}: use quick or full")
-    settings = PROFILE_SETTINGS[profile]
-    runs = settings["runs"] if runs is None else runs
-    if runs < 1:
-        raise SkewlabInputError(f"--runs must be at least 1, got {runs}")
+    settings, runs = resolve_profile(PROFILE_SETTINGS, profile, runs)
     cards = tuple(cardinalities or settings["cardinalities"])
     configs = {
         "naive": RunConfig("naive", parallelism=parallelism, backend="rocksdb"),

@@ -25,7 +25,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from skewlab.benchmarks import BenchResult
+from skewlab.benchmarks import BenchResult, resolve_profile
 from skewlab.errors import SkewlabInputError
 
 EXPERIMENT = "cache"
@@ -69,12 +69,7 @@ def run_experiment(
     from skewlab.spark import get_spark
     from skewlab.wordcount import count_digest, flip325_input, flip325_key, run_count
 
-    if profile not in PROFILE_SETTINGS:
-        raise SkewlabInputError(f"unknown profile {profile!r}: use quick or full")
-    settings = PROFILE_SETTINGS[profile]
-    runs = settings["runs"] if runs is None else runs
-    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        raise SkewlabInputError(f"--runs must be at least 1, got {runs!r}")
+    settings, runs = resolve_profile(PROFILE_SETTINGS, profile, runs)
     n = settings["n"] if n is None else n
     sweep_n = settings["sweep_n"] if sweep_n is None else sweep_n
     for name, value in (("N", n), ("sweep N", sweep_n)):

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import statistics
 
-from skewlab.benchmarks import BenchResult
+from skewlab.benchmarks import BenchResult, resolve_profile
 from skewlab.errors import SkewlabInputError
 
 EXPERIMENT = "sorted"
@@ -88,12 +88,7 @@ def run_experiment(
     from skewlab.wordcount import STRATEGIES, run_count, spark_count, validate_wordcount
     from skewlab.wordcount import wordcount_input as make_input
 
-    if profile not in PROFILE_SETTINGS:
-        raise SkewlabInputError(f"unknown profile {profile!r}: use quick or full")
-    settings = PROFILE_SETTINGS[profile]
-    runs = settings["runs"] if runs is None else runs
-    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        raise SkewlabInputError(f"--runs must be at least 1, got {runs!r}")
+    settings, runs = resolve_profile(PROFILE_SETTINGS, profile, runs)
     n = settings["n"] if n is None else n
     k = settings["k"] if k is None else k
     validate_wordcount(n, k, key_type)

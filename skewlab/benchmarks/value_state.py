@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from skewlab.benchmarks import BenchResult
+from skewlab.benchmarks import BenchResult, resolve_profile
 from skewlab.errors import SkewlabInputError
 
 EXPERIMENT = "value-state"
@@ -129,12 +129,7 @@ def run_experiment(
     """Run the ValueState micro-benchmark; see the module doc. Writes nothing."""
     from tqdm.auto import tqdm
 
-    if profile not in PROFILE_SETTINGS:
-        raise SkewlabInputError(f"unknown profile {profile!r}: use quick or full")
-    settings = PROFILE_SETTINGS[profile]
-    runs = settings["runs"] if runs is None else runs
-    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        raise SkewlabInputError(f"--runs must be at least 1, got {runs!r}")
+    settings, runs = resolve_profile(PROFILE_SETTINGS, profile, runs)
     keys = settings["keys"] if keys is None else keys
     if isinstance(keys, bool) or not isinstance(keys, int) or keys < 1:
         raise SkewlabInputError(f"keys must be a whole number >= 1, got {keys!r}")
