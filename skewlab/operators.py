@@ -33,24 +33,32 @@ VIEW_REGISTER, VIEW_RANK = "_view_register", "_view_rank"
 USER_REGISTER, USER_RANK = "_user_register", "_user_rank"
 
 
-def state_backend(ctx: SubtaskContext, name: str | None = None):
-    """The subtask's state backend (``name`` or the config's), serialising ``StatsState``."""
+def state_backend(ctx: SubtaskContext, name: str | None = None, serializer: Any = StatsSerializer):
+    """The subtask's state backend (``name`` or the config's); serialising backends use
+    ``serializer`` (``None``: the backend's default, pickle)."""
     config = ctx.config
     name = name or config.backend
     options: dict[str, Any] = {"track_keys": config.tracks_keys}
-    if name in ("rocksdb", "cached"):
-        options["serializer"] = StatsSerializer
+    if name in ("rocksdb", "cached") and serializer is not None:
+        options["serializer"] = serializer
     if name == "cached":
         options["max_entries"] = config.cache_entries
     return create_backend(name, **options)
 
 
-class _StatefulOperator(Operator):
+class StatefulOperator(Operator):
+    """An operator with one keyed state backend per subtask; reports its access stats on close.
+
+    ``backend_name`` overrides the config's backend; ``serializer`` is what a serialising
+    backend stores values with (``StatsSerializer``; ``None`` for pickle).
+    """
+
     backend_name: str | None = None
+    serializer: Any = StatsSerializer
 
     def __init__(self, ctx: SubtaskContext) -> None:
         super().__init__(ctx)
-        self.backend = state_backend(ctx, self.backend_name)
+        self.backend = state_backend(ctx, self.backend_name, self.serializer)
 
     def close(self) -> dict[str, Any]:
         stats = self.backend.stats
@@ -69,7 +77,7 @@ class _StatefulOperator(Operator):
         return out
 
 
-class KeyedReduce(_StatefulOperator):
+class KeyedReduce(StatefulOperator):
     """``keyBy(key) -> reduce(plus)``: one state read, merge and write per record, then emit.
 
     The emitted key is ``emit_key_col``'s value (salting emits the *unsalted* tweet id: the
@@ -113,7 +121,7 @@ class KeyedReduce(_StatefulOperator):
         self.ctx.metrics.records_rejected += rejected
 
 
-class PartialsReduce(_StatefulOperator):
+class PartialsReduce(StatefulOperator):
     """The ``reduce`` downstream of an exchange: merges serialised partial ``StatsState``s."""
 
     columns = ("key", "value", KEY_GROUP, "arrival_ns", "seq")
@@ -135,7 +143,7 @@ class PartialsReduce(_StatefulOperator):
             emit(key, state, arrived[i], seqs[i])
 
 
-class _Buffer(_StatefulOperator):
+class _Buffer(StatefulOperator):
     """Seed 000's buffer: operator-level, flushed on ``max_count`` records or the timer."""
 
     def __init__(self, ctx: SubtaskContext) -> None:
@@ -372,7 +380,7 @@ class VectorizedBuffer(_Buffer):
 BUFFERS = {"list": ListBuffer, "preaggregate": PreaggregatingBuffer, "vectorized": VectorizedBuffer}
 
 
-class SortedReduce(_StatefulOperator):
+class SortedReduce(StatefulOperator):
     """FLIP-140: input sorted by (key group, key); single-key state; one emission per key."""
 
     backend_name = "single_key"

@@ -50,9 +50,9 @@ from typing import Any
 
 import pandas as pd
 
+from skewlab.operators import StatefulOperator
 from skewlab.runtime import (
     KEY_GROUP,
-    Operator,
     RunConfig,
     RunResult,
     StageSpec,
@@ -62,7 +62,6 @@ from skewlab.runtime import (
     run_stage,
     validate_config,
 )
-from skewlab.state import create_backend
 
 SALT, SALTED_KEY = "_salt", "_salted_key"
 CREATED, DELETED = "created", "deleted"
@@ -114,27 +113,10 @@ def with_salt(df, key_col: str, id_col: str, salt_buckets: int):
     return df.withColumn(SALT, salt).withColumn(SALTED_KEY, salted)
 
 
-def _state(ctx: SubtaskContext):
-    """The subtask's state backend (the config's, values pickled)."""
-    return create_backend(ctx.config.backend, track_keys=ctx.config.track_keys)
+class _KeyedOperator(StatefulOperator):
+    """The salting operators' keyed state: the config's backend, values pickled."""
 
-
-class _KeyedOperator(Operator):
-    """An operator with one keyed state backend; reports its access statistics on close."""
-
-    def __init__(self, ctx: SubtaskContext) -> None:
-        super().__init__(ctx)
-        self.backend = _state(ctx)
-
-    def close(self) -> dict[str, Any]:
-        stats = self.backend.stats
-        out = {
-            "reads": stats.reads,
-            "writes": stats.writes,
-            "bytes_serialized": stats.bytes_serialized,
-        }
-        self.backend.close()
-        return out
+    serializer = None
 
 
 # --------------------------------------------------------------------------- 1. double count
