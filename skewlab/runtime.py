@@ -666,6 +666,9 @@ class StageSpec:
     #: the chained ``map`` after a final reduce, applied to every emission (seed 000's
     #: ``.map(_.toStats)``); the sink keeps each key's latest output
     output: Callable[[Any], Any] | None = None
+    #: whether this stage reads from the (paced) source; a stage behind an exchange is not
+    #: paced again -- its input arrives when the upstream stage emits it
+    source: bool = True
 
 
 def _arrow_schema(key_type: str):
@@ -716,7 +719,7 @@ def _run_subtask(stage: StageSpec, batches: Iterator) -> Iterator:
     schema = _arrow_schema(stage.key_type)
     operator = stage.operator(ctx)
     metrics = ctx.metrics
-    rate = stage.config.source_rate
+    rate = stage.config.source_rate if stage.source else None
     start_ns = time.time_ns()
     passthrough: list = []
     # Operators make no reference cycles; the cyclic collector's full passes over millions of

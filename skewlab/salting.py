@@ -236,6 +236,7 @@ def salted_counter(
         final=True,
         serializer=PairSerializer,
         order_by=(),  # whatever order the exchange delivers, as in Flink
+        source=False,
         input_columns=("value", "arrival_ns", "seq"),
     )
     out = collect_stage(run_stage(run_stage(salted, spark, stage1), spark, stage2), PairSerializer)
@@ -631,6 +632,7 @@ def lifecycle_order(
             final=True,
             serializer=PickleValues,
             order_by=(),
+            source=False,
             input_columns=("value", "arrival_ns", "seq"),
         )
         out_df = run_stage(run_stage(salted, spark, stage1), spark, stage2)

@@ -6,6 +6,10 @@ HLL union survives the running partials (idempotent); a counter would not -- see
 :mod:`skewlab.salting`. Salting spreads a hot key over ``salt_buckets`` subtasks but gives up
 per-key order: the final reduce sees a key's records in whatever order the exchange delivers.
 
+Spark runs the two stages one after the other (a shuffle is a stage barrier), so a record's
+latency from the first operator to the final emission includes the rest of stage one: salted
+latency here is a batch artefact, far above what a streaming exchange would add.
+
 Example::
 
     >>> run_strategy(views, RunConfig("salted", salt_buckets=4))
@@ -56,6 +60,7 @@ def run(spark, views, config):
         final=True,
         serializer=StatsSerializer,
         order_by=(),  # arrival order is whatever the exchange delivers
+        source=False,
         input_columns=("value", "arrival_ns", "seq"),
         output=StatsState.to_stats,
     )
