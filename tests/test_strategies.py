@@ -253,4 +253,3 @@ def test_subtask_load_counts_every_record_on_its_flink_subtask(spark):
     assert load["records"].tolist() == expected
     hottest = load.loc[load["hottest_key_records"].idxmax(), "hottest_key"]
     assert hottest == "tweet-0"
-
