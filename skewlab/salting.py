@@ -62,8 +62,8 @@ from skewlab.runtime import (
     run_stage,
     validate_config,
 )
+from skewlab.strategies.salted import SALT, SALTED_KEY, with_salt
 
-SALT, SALTED_KEY = "_salt", "_salted_key"
 CREATED, DELETED = "created", "deleted"
 ACTIVE = "active"
 
@@ -95,22 +95,6 @@ class PickleValues:
     @staticmethod
     def loads(data: bytes) -> Any:
         return pickle.loads(data)  # noqa: S301 - our own values, produced by our own subtasks
-
-
-def with_salt(df, key_col: str, id_col: str, salt_buckets: int):
-    """``df`` with ``_salt = pmod(xxhash64(id_col), salt_buckets)`` and
-    ``_salted_key = key || '-' || salt`` (null when the key is null, so it is rejected).
-
-    The salt is a function of the record's id (as in :mod:`skewlab.strategies.salted`), so a rerun
-    salts every record the same way.
-    """
-    from pyspark.sql import functions as F
-
-    salt = F.expr(f"pmod(xxhash64({id_col}), {int(salt_buckets)})").cast("long")
-    salted = F.when(F.col(key_col).isNull(), F.lit(None).cast("string")).otherwise(
-        F.concat_ws("-", F.col(key_col), salt.cast("string"))
-    )
-    return df.withColumn(SALT, salt).withColumn(SALTED_KEY, salted)
 
 
 class _KeyedOperator(StatefulOperator):

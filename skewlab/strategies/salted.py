@@ -24,25 +24,27 @@ from skewlab.runtime import StageSpec, collect_stage, run_stage
 from skewlab.stats import StatsSerializer, StatsState
 from skewlab.strategies._keyed import VIEW_INPUT, fold, with_seq
 
-SALTED_KEY = "_salted_key"
+SALT, SALTED_KEY = "_salt", "_salted_key"
 
 
-def salted_views(views, salt_buckets: int):
-    """Views with ``_salted_key = tweet_id || '-' || salt`` (null tweet stays null)."""
+def with_salt(df, key_col: str, id_col: str, salt_buckets: int):
+    """``df`` with ``_salt = pmod(xxhash64(id_col), salt_buckets)`` and
+    ``_salted_key = key || '-' || salt`` (null when the key is null, so it is rejected).
+
+    The salt is a function of the record's id (a rerun salts every record
+    the same way).
+    """
     from pyspark.sql import functions as F
 
-    salt = F.expr(f"pmod(xxhash64(view_id), {int(salt_buckets)})")
-    return views.withColumn(SALTED_KEY, F.concat_ws("-", F.col("tweet_id"), salt.cast("string")))
+    salt = F.expr(f"pmod(xxhash64({id_col}), {int(salt_buckets)})").cast("long")
+    salted = F.when(F.col(key_col).isNull(), F.lit(None).cast("string")).otherwise(
+        F.concat_ws("-", F.col(key_col), salt.cast("string"))
+    )
+    return df.withColumn(SALT, salt).withColumn(SALTED_KEY, salted)
 
 
 def run(spark, views, config):
-    from pyspark.sql import functions as F
-
-    views = salted_views(with_seq(views), config.salt_buckets)
-    # concat_ws skips nulls: keep a null tweet's salted key null, so it is rejected
-    views = views.withColumn(
-        SALTED_KEY, F.when(F.col("tweet_id").isNull(), None).otherwise(F.col(SALTED_KEY))
-    )
+    views = with_salt(with_seq(views), "tweet_id", "view_id", config.salt_buckets)
     partials = StageSpec(
         name="1:salted-partial",
         config=config,
