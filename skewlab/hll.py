@@ -114,25 +114,6 @@ def update_registers(reg: np.ndarray, hashes: np.ndarray, precision: int) -> Non
     np.maximum.at(reg, index, rank)
 
 
-def grouped_registers(
-    groups: np.ndarray, hashes: np.ndarray, n_groups: int, precision: int
-) -> np.ndarray:
-    """Registers of ``n_groups`` sketches at once: row ``g`` folds the hashes with ``groups == g``.
-
-    Example::
-
-        >>> regs = grouped_registers(np.array([0, 1]), np.array([0, 0], dtype=np.uint64), 2, 10)
-        >>> regs.shape, int(regs[1, 0])
-        ((2, 1024), 55)
-    """
-    m = 1 << precision
-    regs = np.zeros(n_groups * m, dtype=np.int8)
-    if len(hashes):
-        index, rank = register_index_and_rank(hashes, precision)
-        np.maximum.at(regs, np.asarray(groups, dtype=np.intp) * m + index, rank)
-    return regs.reshape(n_groups, m)
-
-
 def spark_register_columns(hash_col, precision: int):
     """Spark columns ``(index, rank)`` for a column of ``xxhash64`` values, native functions only.
 

@@ -39,19 +39,10 @@ class LatencyHistogram:
             pos = np.floor(np.log10(np.maximum(ns, 1.0) / _MIN_NS) * _BUCKETS_PER_DECADE) + 1
         return np.clip(pos, 0, _N - 1).astype(np.intp)
 
-    def record(self, ns: int) -> None:
-        """Add one latency."""
-        self.counts[self._bucket(np.array([ns]))[0]] += 1
-
     def record_many(self, ns: np.ndarray) -> None:
         """Add many latencies at once."""
         if len(ns):
             np.add.at(self.counts, self._bucket(ns), 1)
-
-    def record_repeated(self, ns: int, times: int) -> None:
-        """Add the same latency ``times`` times (a batch emitted together)."""
-        if times > 0:
-            self.counts[self._bucket(np.array([ns]))[0]] += times
 
     def record_weighted(self, ns: np.ndarray, weights: np.ndarray) -> None:
         """Add latency ``ns[i]`` ``weights[i]`` times."""

@@ -294,7 +294,6 @@ class SubtaskMetrics:
     records_in: int = 0
     records_rejected: int = 0
     records_out: int = 0
-    forwarded: int = 0
     operator_ns: int = 0
     flushes: int = 0
     order_violations: int = 0
@@ -819,7 +818,6 @@ def _output_batches(ctx: SubtaskContext, schema) -> Iterator:
         )
     elif ctx.forward_keys:
         n = len(ctx.forward_keys)
-        ctx.metrics.forwarded = n
         yield pa.RecordBatch.from_arrays(
             [
                 pa.array([KIND_RECORD] * n),

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from skewlab.hll import (
     DEFAULT_PRECISION,
-    grouped_registers,
     hash64,
     hashes_of,
     new_sketch,
@@ -49,17 +48,6 @@ def test_rank_of_extreme_hashes_is_exact():
     # signed int64 input (what Spark hands over) means the same bits
     idx2, rank2 = register_index_and_rank(hashes.view(np.int64), p)
     assert np.array_equal(idx, idx2) and np.array_equal(rank, rank2)
-
-
-def test_grouped_registers_equal_one_sketch_per_group():
-    values = [f"user-{i}" for i in range(300)]
-    groups = np.arange(300) % 3
-    regs = grouped_registers(groups, hashes_of(values), 3, 8)
-    for g in range(3):
-        sketch = new_sketch(8)
-        for v in values[g::3]:
-            sketch.update(v)
-        assert np.array_equal(regs[g], sketch.reg)
 
 
 def test_spark_hash_and_registers_equal_python(spark):
