@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any
 
 import pytest
@@ -246,11 +247,14 @@ def test_single_key_every_kind_of_disorder_raises(first, second):
 def test_single_key_keeps_no_per_key_memory():
     state = SingleKeyStateBackend()
     before = sorted(vars(state))
+    core_size = sys.getsizeof(state._core)  # the compiled value state: fixed-size fields
     for i in range(1000):
         state.put(0, i, [i])
     assert sorted(vars(state)) == before
     containers = [v for v in vars(state).values() if isinstance(v, dict | set | list)]
-    assert containers == [[999]]  # only the current value
+    assert containers == []  # no per-key container in the backend...
+    assert state._core.current == (0, 999, [999])  # ...and the core holds the current value
+    assert sys.getsizeof(state._core) == core_size
 
 
 # --------------------------------------------------------------------------------------------

@@ -30,7 +30,10 @@ import pickle
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from skewlab.state.value_state import ValueStateCore
 
 __all__ = [
     "Key",
@@ -195,11 +198,31 @@ class KeyedStateBackend(ABC):
         """A checkpoint: persist whatever is only in memory (counted in ``stats.flushes``)."""
         self._flushes += 1
 
+    def value_state_core(self) -> ValueStateCore:
+        """This backend's value state as a compiled core, for compiled operator loops
+        (:mod:`skewlab.count_loops`): the backend's own compiled core where it has one and
+        keys are not tracked, else a core that calls this backend's ``get`` / ``put``.
+
+        Example::
+
+            >>> from skewlab.state import create_backend
+            >>> from skewlab.count_loops import keyed_count
+            >>> with create_backend("rocksdb") as state:
+            ...     keyed_count(["a", "a"], [0, 0], state.value_state_core())
+            ...     state.get(0, "a"), state.stats.writes
+            0
+            (2, 2)
+        """
+        from skewlab.state.value_state import CallbackValueState
+
+        return CallbackValueState(self.get, self.put, self.delete)
+
     # -- statistics ----------------------------------------------------------------------------
 
     @property
     def stats(self) -> StateAccessStats:
         """A snapshot of the access counters as a :class:`StateAccessStats`."""
+        self._sync_counters()
         return StateAccessStats(
             reads=self._reads,
             writes=self._writes,
@@ -213,6 +236,9 @@ class KeyedStateBackend(ABC):
             reads_per_key=None if self._reads_per_key is None else dict(self._reads_per_key),
             writes_per_key=None if self._writes_per_key is None else dict(self._writes_per_key),
         )
+
+    def _sync_counters(self) -> None:  # noqa: B027 -- an optional hook, not abstract
+        """Copy counters kept elsewhere (a compiled core) into ``_reads``, ``_writes``, ..."""
 
     # -- life cycle ----------------------------------------------------------------------------
 

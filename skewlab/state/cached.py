@@ -1,7 +1,8 @@
 """The cached backend: FLIP-325's write-back LRU cache of objects in front of RocksDB.
 
 The cache holds *deserialised* objects, at most ``max_entries`` of them, in least- to
-most-recently-used order (an :class:`~collections.OrderedDict`):
+most-recently-used order (:class:`~skewlab.state.value_state.WriteBackLru`, compiled: a hit
+costs what a hash-map access costs, as in Flink):
 
 * ``get`` -- a hit moves the entry to the most-recent end and returns the cached object itself
   (the caller may mutate it and ``put`` it back, Flink-style); a miss reads RocksDB and caches
@@ -33,7 +34,6 @@ Example::
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from types import MethodType
 from typing import Any
@@ -42,20 +42,13 @@ from rocksdict import WriteBatch
 
 from skewlab.errors import SkewlabInputError
 from skewlab.state.base import Key, Serializer, StateAccessStats
-from skewlab.state.rocksdb import (
-    INT_TAG,
-    RocksDBKeyedStateBackend,
-    _pack_int_key,
-    decode_key,
-    encode_key,
-)
+from skewlab.state.rocksdb import RocksDBKeyedStateBackend, decode_key, encode_key
+from skewlab.state.value_state import ValueStateCore, WriteBackLru
 
 __all__ = ["DEFAULT_MAX_ENTRIES", "CachedKeyedStateBackend"]
 
 #: Cache size when none is given (FLIP-325's own default, 0, would mean "no cache").
 DEFAULT_MAX_ENTRIES = 10_000
-
-_MISSING = object()  # "not in the cache" (None in the cache means "not in RocksDB either")
 
 
 class CachedKeyedStateBackend(RocksDBKeyedStateBackend):
@@ -88,110 +81,67 @@ class CachedKeyedStateBackend(RocksDBKeyedStateBackend):
                 f"max_entries must be an int >= 0 (0 disables the cache), got {max_entries!r}"
             )
         self.max_entries = max_entries
-        # key -> deserialised value (None: known to be absent), least recently used first
-        self._cache: OrderedDict[Key, Any] = OrderedDict()
-        # dirty keys -> their key group (needed to write them back)
-        self._dirty: dict[Key, int] = {}
-        self._cache_get = self._cache.get
-        self._move_to_end = self._cache.move_to_end
-        self._popitem = self._cache.popitem
-        self._dirty_pop = self._dirty.pop
+        self._lru: WriteBackLru | None = None
         super().__init__(serializer=serializer, local_dir=local_dir, track_keys=track_keys)
 
     def _setup_key_tracking(self) -> None:
-        # Per-key counts are taken where RocksDB is touched (miss, eviction, flush), inline;
-        # only the pass-through mode, where every call is a RocksDB access, wraps the API.
+        # Binds the hot path. With a cache, get/put are the compiled LRU's own; RocksDB is
+        # reached only on a miss (load) or an eviction (store), which count per key when asked.
+        # Without one (max_entries=0) every call goes to the plain RocksDB methods.
+        rocksdb_get = MethodType(RocksDBKeyedStateBackend.get, self)
+        rocksdb_put = MethodType(RocksDBKeyedStateBackend.put, self)
         if self.max_entries == 0:
-            # the plain RocksDB methods, bound to this instance: no extra call per access
-            self.get = MethodType(RocksDBKeyedStateBackend.get, self)  # type: ignore[method-assign]
-            self.put = MethodType(RocksDBKeyedStateBackend.put, self)  # type: ignore[method-assign]
+            self.get = rocksdb_get  # type: ignore[method-assign]
+            self.put = rocksdb_put  # type: ignore[method-assign]
             if self.track_keys:
                 self._install_api_key_tracking()
+            return
+        load, store = rocksdb_get, rocksdb_put
+        if self.track_keys:
+            reads, writes = self._reads_per_key, self._writes_per_key
+            assert reads is not None and writes is not None
 
-    # -- the cache -----------------------------------------------------------------------------
-    # The cache is keyed by the key alone (a tuple (key_group, key) would cost a tuple hash on
-    # every operation, ~2x on the hit path): a key must always come with the same key group,
-    # which holds whenever key_group = assign_to_key_group(key, max_parallelism), as in Flink.
+            def load(key_group: int, key: Key) -> Any | None:
+                reads[key] = reads.get(key, 0) + 1
+                return rocksdb_get(key_group, key)
+
+            def store(key_group: int, key: Key, value: Any) -> None:
+                writes[key] = writes.get(key, 0) + 1
+                rocksdb_put(key_group, key, value)
+
+        self._lru = WriteBackLru(self.max_entries, load, store)
+        self.get = self._lru.get  # type: ignore[method-assign]
+        self.put = self._lru.put  # type: ignore[method-assign]
 
     def get(self, key_group: int, key: Key) -> Any | None:
-        value = self._cache_get(key, _MISSING)
-        if value is not _MISSING:  # hit: the cheap path
-            self._move_to_end(key)
-            self._cache_hits += 1
-            return value
-        # miss: read RocksDB (encode_key inlined), then cache what was found, even nothing.
-        # (Every miss is exactly one RocksDB read, so cache_misses is taken from _reads.)
-        if type(key) is str:
-            raw = self._db_get(self._str_prefixes[key_group] + key.encode())
-        else:
-            raw = self._db_get(_pack_int_key(key_group, INT_TAG, key))
-        self._reads += 1
-        if self._reads_per_key is not None:
-            self._reads_per_key[key] = self._reads_per_key.get(key, 0) + 1
-        if raw is not None:
-            self._bytes_deserialized += len(raw)
-            value = self._loads(raw)
-        else:
-            value = None
-        cache = self._cache
-        cache[key] = value
-        if len(cache) > self.max_entries:
-            # _evict_one(), inlined: with 0% hits every get evicts, and a call costs ~5%
-            old_key, old_value = self._popitem(False)
-            self._evictions += 1
-            old_key_group = self._dirty_pop(old_key, None)
-            if old_key_group is not None:  # dirty: write it back
-                data = self._dumps(old_value)
-                if type(old_key) is str:
-                    self._db_put(self._str_prefixes[old_key_group] + old_key.encode(), data)
-                else:
-                    self._db_put(_pack_int_key(old_key_group, INT_TAG, old_key), data)
-                self._writes += 1
-                self._bytes_serialized += len(data)
-                if self._writes_per_key is not None:
-                    self._writes_per_key[old_key] = self._writes_per_key.get(old_key, 0) + 1
-        return value
+        """A hit returns the cached object; a miss reads RocksDB and caches what it found."""
+        return self._lru.get(key_group, key) if self._lru else super().get(key_group, key)
 
     def put(self, key_group: int, key: Key, value: Any) -> None:
-        cache = self._cache
-        cache[key] = value
-        self._move_to_end(key)
-        self._dirty[key] = key_group
-        if len(cache) > self.max_entries:
-            self._evict_one()
-
-    def _evict_one(self) -> None:
-        """Drop the least recently used entry; write it to RocksDB if it is dirty."""
-        key, value = self._popitem(False)
-        self._evictions += 1
-        key_group = self._dirty_pop(key, None)
-        if key_group is not None:
-            data = self._dumps(value)
-            if type(key) is str:
-                self._db_put(self._str_prefixes[key_group] + key.encode(), data)
-            else:
-                self._db_put(_pack_int_key(key_group, INT_TAG, key), data)
-            self._writes += 1
-            self._bytes_serialized += len(data)
-            if self._writes_per_key is not None:
-                self._writes_per_key[key] = self._writes_per_key.get(key, 0) + 1
+        """Cache ``value`` as dirty (an eviction or a checkpoint writes it to RocksDB)."""
+        if self._lru:
+            self._lru.put(key_group, key, value)
+        else:
+            super().put(key_group, key, value)
 
     def delete(self, key_group: int, key: Key) -> None:
-        self._cache.pop(key, None)
-        self._dirty_pop(key, None)
+        if self._lru is not None:
+            self._lru.delete(key_group, key)
         super().delete(key_group, key)
+
+    def value_state_core(self) -> ValueStateCore:
+        return self._lru if self._lru is not None else super().value_state_core()
 
     def flush(self) -> None:
         """Write every dirty entry to RocksDB (one write batch) and mark it clean."""
-        dirty = self._dirty
+        dirty = self._lru.dirty_entries(mark_clean=True) if self._lru is not None else []
         if dirty:
-            cache = self._cache
             dumps = self._dumps
             batch = WriteBatch(raw_mode=True)
             size = 0
             writes_per_key = self._writes_per_key
-            for key, key_group in dirty.items():
-                data = dumps(cache[key])
+            for key_group, key, value in dirty:
+                data = dumps(value)
                 batch.put(encode_key(key_group, key), data)
                 size += len(data)
                 if writes_per_key is not None:
@@ -199,15 +149,14 @@ class CachedKeyedStateBackend(RocksDBKeyedStateBackend):
             self._db.write(batch, self._write_options)
             self._writes += len(dirty)
             self._bytes_serialized += size
-            dirty.clear()
         self._flushes += 1
 
     def items(self, key_groups: Iterable[int]) -> Iterator[tuple[int, Key, Any]]:
         """Entries of the key groups as RocksDB has them, overlaid with the dirty cache entries."""
-        cache = self._cache
         overlay: dict[int, dict[Key, Any]] = {}
-        for key, key_group in self._dirty.items():
-            overlay.setdefault(key_group, {})[key] = cache[key]
+        if self._lru is not None:
+            for key_group, key, value in self._lru.dirty_entries():
+                overlay.setdefault(key_group, {})[key] = value
         loads = self._loads
         for key_group in key_groups:
             pending = overlay.pop(key_group, {})
@@ -223,15 +172,16 @@ class CachedKeyedStateBackend(RocksDBKeyedStateBackend):
 
     # -- statistics and life cycle ---------------------------------------------------------------
 
+    def _sync_counters(self) -> None:
+        if self._lru is not None:
+            self._cache_hits, self._evictions = self._lru.hits, self._lru.evictions
+
     @property
     def stats(self) -> StateAccessStats:
         """A snapshot of the counters; ``cache_misses`` equals RocksDB ``reads`` by design."""
         stats = super().stats
         stats.cache_misses = self._reads
         return stats
-
-    def _put_uncached(self, key_group: int, key: Key, value: Any) -> None:
-        RocksDBKeyedStateBackend.put(self, key_group, key, value)
 
     def __len__(self) -> int:
         """Number of entries in the cache (not in RocksDB).
@@ -242,12 +192,12 @@ class CachedKeyedStateBackend(RocksDBKeyedStateBackend):
             ...     state.put(0, "a", 1); state.put(0, "b", 2); len(state)
             1
         """
-        return len(self._cache)
+        return len(self._lru) if self._lru is not None else 0
 
     def close(self) -> None:
         """Drop the cache (unflushed entries are lost, as on a failure) and close RocksDB."""
-        self._cache.clear()
-        self._dirty.clear()
+        if self._lru is not None:
+            self._lru.clear()
         super().close()
 
     def __repr__(self) -> str:

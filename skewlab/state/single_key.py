@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from skewlab.errors import UnsortedInputError
 from skewlab.state.base import Key, KeyedStateBackend
+from skewlab.state.value_state import SingleKeyValueState, ValueStateCore
 
 __all__ = ["SingleKeyStateBackend"]
 
@@ -37,7 +37,9 @@ __all__ = ["SingleKeyStateBackend"]
 class SingleKeyStateBackend(KeyedStateBackend):
     """Holds only the current key's value; keys must arrive sorted by ``(key_group, key)``.
 
-    ``reads`` / ``writes`` / ``deletes`` count calls (memory accesses).
+    ``reads`` / ``writes`` / ``deletes`` count calls (memory accesses). The value state is
+    compiled (:class:`~skewlab.state.value_state.SingleKeyValueState`) and bound as this
+    backend's ``get`` / ``put`` / ``delete``.
 
     Example::
 
@@ -50,56 +52,37 @@ class SingleKeyStateBackend(KeyedStateBackend):
 
     def __init__(self, *, track_keys: bool = False) -> None:
         super().__init__(track_keys=track_keys)
-        self._has_key = False
-        self._key_group: int = -1
-        self._key: Key | None = None
-        self._value: Any = None
+        self._core = SingleKeyValueState()
+        self.get = self._core.get  # type: ignore[method-assign]
+        self.put = self._core.put  # type: ignore[method-assign]
+        self.delete = self._core.delete  # type: ignore[method-assign]
         if track_keys:
             self._install_api_key_tracking()
 
-    def _set_current_key(self, key_group: int, key: Key) -> None:
-        """Switch to a new key (Flink's ``setCurrentKey``), checking the sort order."""
-        if self._has_key:
-            try:
-                ordered = (key_group, key) > (self._key_group, self._key)
-            except TypeError:  # e.g. an int key after a str key in the same key group
-                ordered = False
-            if not ordered:
-                raise UnsortedInputError(
-                    f"input is not sorted by key: key {key!r} (key group {key_group}) came "
-                    f"after key {self._key!r} (key group {self._key_group}); the single-key "
-                    "backend needs records sorted by (key_group, key)"
-                )
-        self._has_key = True
-        self._key_group = key_group
-        self._key = key
-        self._value = None
-
     def get(self, key_group: int, key: Key) -> Any | None:
-        self._reads += 1
-        if key != self._key or key_group != self._key_group:  # _key is None before any key
-            self._set_current_key(key_group, key)
-        return self._value
+        return self._core.get(key_group, key)
 
     def put(self, key_group: int, key: Key, value: Any) -> None:
-        self._writes += 1
-        if key != self._key or key_group != self._key_group:  # _key is None before any key
-            self._set_current_key(key_group, key)
-        self._value = value
+        self._core.put(key_group, key, value)
 
     def delete(self, key_group: int, key: Key) -> None:
-        self._deletes += 1
-        if key != self._key or key_group != self._key_group:  # _key is None before any key
-            self._set_current_key(key_group, key)
-        self._value = None
+        self._core.delete(key_group, key)
+
+    def value_state_core(self) -> ValueStateCore:
+        return self._core if not self.track_keys else super().value_state_core()
+
+    def _sync_counters(self) -> None:
+        core = self._core
+        self._reads, self._writes, self._deletes = core.reads, core.writes, core.deletes
 
     def items(self, key_groups: Iterable[int]) -> Iterator[tuple[int, Key, Any]]:
         """Only the current key (if it has a value and its key group is asked for)."""
-        if not self._has_key or self._value is None:
+        current = self._core.current
+        if current is None or current[2] is None:
             return
         for key_group in key_groups:
-            if key_group == self._key_group:
-                yield key_group, self._key, self._value
+            if key_group == current[0]:
+                yield current
                 return
 
     @property
@@ -113,8 +96,9 @@ class SingleKeyStateBackend(KeyedStateBackend):
             >>> _ = state.get(2, "k"); state.current_key
             (2, 'k')
         """
-        return (self._key_group, self._key) if self._has_key else None
+        current = self._core.current
+        return None if current is None else (current[0], current[1])
 
     def close(self) -> None:
-        self._value = None
+        self._core.clear()
         super().close()
