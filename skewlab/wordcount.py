@@ -49,6 +49,7 @@ from typing import Any, NamedTuple
 
 from xxhash import xxh64_intdigest
 
+from skewlab.count_loops import keyed_count, sort_group_count, sorted_count
 from skewlab.errors import SkewlabInputError, UnsortedInputError
 from skewlab.keygroups import compute_key_group_range_for_operator_index
 from skewlab.runtime import KEY_GROUP, Operator, RunConfig, SubtaskContext
@@ -353,7 +354,7 @@ class KeyedCount(_CountOperator):
             validate_cache_size(cache_entries)
             options["max_entries"] = cache_entries
         self.backend = create_backend(backend, **options)
-        self._get, self._put = self.backend.get, self.backend.put
+        self._state = self.backend.value_state_core()
         self.emit_per_record = emit == "record"
         self.records_emitted = 0
         self.interval_ns = (
@@ -395,26 +396,10 @@ class KeyedCount(_CountOperator):
             self._started_ns = time.time_ns()
             if self.interval_ns is not None:
                 self.timer = self._started_ns + self.interval_ns
-        get, put = self._get, self._put
-        rejected = 0
-        if not self.emit_per_record:
-            for key, group in zip(cols[self.key_col], cols[KEY_GROUP], strict=True):
-                if key is None:
-                    rejected += 1
-                    continue
-                value = get(group, key)
-                put(group, key, 1 if value is None else value + 1)
-        else:
-            emitted = 0
-            for key, group in zip(cols[self.key_col], cols[KEY_GROUP], strict=True):
-                if key is None:
-                    rejected += 1
-                    continue
-                value = get(group, key)
-                value = 1 if value is None else value + 1
-                put(group, key, value)
-                emitted += 1  # output.collect((key, value)) into a discarding collector
-            self.records_emitted += emitted
+        rejected = keyed_count(cols[self.key_col], cols[KEY_GROUP], self._state)
+        if self.emit_per_record:
+            # every updated count went to output.collect((key, value)): a discarding collector
+            self.records_emitted += n - rejected
         if rejected:
             self.ctx.metrics.records_rejected += rejected
 
@@ -477,21 +462,16 @@ class SortGroupCount(_CountOperator):
         self.count = 0
 
     def _process(self, cols, n, arrivals) -> None:
-        emit = self._emit
-        current, current_group, count = self.current, self.current_group, self.count
-        rejected = 0
-        for key, group in zip(cols[self.key_col], cols[KEY_GROUP], strict=True):
-            if key == current:
-                count += 1
-            elif key is None:
-                rejected += 1
-            else:
-                if current is not _NO_KEY:
-                    if (group, key) <= (current_group, current):
-                        raise _unsorted(key, group, current, current_group)
-                    emit(current, count)
-                current, current_group, count = key, group, 1
-        self.current, self.current_group, self.count = current, current_group, count
+        self.current, self.current_group, self.count, rejected = sort_group_count(
+            cols[self.key_col],
+            cols[KEY_GROUP],
+            self._emit,
+            _unsorted,
+            self.current,
+            self.current_group,
+            self.count,
+            _NO_KEY,
+        )
         if rejected:
             self.ctx.metrics.records_rejected += rejected
 
@@ -513,24 +493,20 @@ class SortedCount(_CountOperator):
     def __init__(self, ctx: SubtaskContext, *, key_col: str = WORD, sink: str = "collect") -> None:
         super().__init__(ctx, key_col=key_col, sink=sink)
         self.backend = create_backend("single_key")
+        self._state = self.backend.value_state_core()
         self.current: Any = _NO_KEY
         self.current_group = -1
 
     def _process(self, cols, n, arrivals) -> None:
-        get, put, emit = self.backend.get, self.backend.put, self._emit
-        current, current_group = self.current, self.current_group
-        rejected = 0
-        for key, group in zip(cols[self.key_col], cols[KEY_GROUP], strict=True):
-            if key != current:
-                if key is None:
-                    rejected += 1
-                    continue
-                if current is not _NO_KEY:
-                    emit(current, get(current_group, current))
-                current, current_group = key, group
-            value = get(group, key)
-            put(group, key, 1 if value is None else value + 1)
-        self.current, self.current_group = current, current_group
+        self.current, self.current_group, rejected = sorted_count(
+            cols[self.key_col],
+            cols[KEY_GROUP],
+            self._state,
+            self._emit,
+            self.current,
+            self.current_group,
+            _NO_KEY,
+        )
         if rejected:
             self.ctx.metrics.records_rejected += rejected
 

@@ -6,7 +6,10 @@ overwrites those keys, ``valueAdd`` writes as many new keys. Each operation addr
 key (Flink's ``setCurrentKey`` + ``value()`` / ``update()``; here one ``get`` / ``put`` by
 ``(key_group, key)``), keys in sorted (key group, key) order -- the order sorted input has.
 The single-key backend keeps only the current key, so it starts each operation series empty
-(filling it first would leave just the last key). No Spark: this measures the backends alone.
+(filling it first would leave just the last key). No Spark: this measures the backends alone,
+each operation series in a compiled loop (:mod:`skewlab.count_loops`) -- as JMH's loop is
+compiled -- calling the backend's compiled value-state core (heap, single_key) or, for
+rocksdb, its Python ``get`` / ``put`` (rocksdict plus serialisation).
 ``ops_per_ms`` is per millisecond of the process's CPU time (RocksDB's threads included; what
 other processes on a shared machine do not inflate), ``ops_per_wall_ms`` per wall-clock ms.
 
@@ -80,6 +83,7 @@ def _timed(fn) -> tuple[float, float]:
 def measure_backend(backend_name: str, n_keys: int) -> dict[str, tuple[float, float]]:
     """``(ops per CPU ms, ops per wall-clock ms)`` of the three operations, each on a fresh
     backend (``n_keys`` operations each)."""
+    from skewlab.count_loops import get_each, put_each
     from skewlab.state import create_backend
 
     setup_groups, setup_keys = sorted_keys(0, n_keys)
@@ -87,20 +91,17 @@ def measure_backend(backend_name: str, n_keys: int) -> dict[str, tuple[float, fl
     value = VALUE
     results: dict[str, tuple[float, float]] = {}
 
-    def add(backend):
-        put = backend.put
-        for group, key in zip(new_groups, new_keys, strict=True):
-            put(group, key, value)
+    # the operations run in a compiled loop (skewlab.count_loops) against each backend's
+    # compiled core (heap, single_key) or its Python get/put (rocksdb), as a JMH loop calls
+    # Flink's state: what is timed is the state access, not an interpreter's loop around it
+    def add(core):
+        put_each(core, new_groups, new_keys, value)
 
-    def get(backend):
-        read = backend.get
-        for group, key in zip(setup_groups, setup_keys, strict=True):
-            read(group, key)
+    def get(core):
+        get_each(core, setup_groups, setup_keys)
 
-    def update(backend):
-        put = backend.put
-        for group, key in zip(setup_groups, setup_keys, strict=True):
-            put(group, key, value)
+    def update(core):
+        put_each(core, setup_groups, setup_keys, value)
 
     for operation, body in (("valueAdd", add), ("valueGet", get), ("valueUpdate", update)):
         backend = create_backend(backend_name)
@@ -110,7 +111,8 @@ def measure_backend(backend_name: str, n_keys: int) -> dict[str, tuple[float, fl
                     backend.put(group, key, value)
             if operation == "valueGet" and backend_name != "single_key":
                 assert backend.get(setup_groups[0], setup_keys[0]) == value
-            cpu_ms, wall_ms = _timed(lambda b=backend, f=body: f(b))
+            core = backend.value_state_core()
+            cpu_ms, wall_ms = _timed(lambda c=core, f=body: f(c))
         finally:
             backend.close()
         results[operation] = (n_keys / cpu_ms if cpu_ms else float("inf"), n_keys / wall_ms)
