@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from skewlab.state.value_state import ValueStateCore
 
 __all__ = [
+    "CoreBackedStateBackend",
     "Key",
     "KeyedStateBackend",
     "PickleSerializer",
@@ -284,3 +285,46 @@ class KeyedStateBackend(ABC):
 
         self.get = tracked_get  # type: ignore[method-assign]
         self.put = tracked_put  # type: ignore[method-assign]
+
+
+class CoreBackedStateBackend(KeyedStateBackend):
+    """A backend whose value state is a compiled core (:mod:`skewlab.state.value_state`) that
+    counts its own ``reads`` / ``writes`` / ``deletes``: the core's ``get`` / ``put`` /
+    ``delete`` are bound as the backend's own, so a call from Python is one C call, and a
+    compiled operator loop gets the core itself from :meth:`value_state_core`.
+
+    Example::
+
+        >>> from skewlab.state.value_state import HeapValueState
+        >>> class Tiny(CoreBackedStateBackend):
+        ...     def items(self, key_groups): return iter(())
+        >>> state = Tiny(HeapValueState()); state.put(0, "a", 1); state.get(0, "a")
+        1
+        >>> state.stats.reads, state.stats.writes
+        (1, 1)
+    """
+
+    def __init__(self, core: ValueStateCore, *, track_keys: bool = False) -> None:
+        super().__init__(track_keys=track_keys)
+        self._core: Any = core
+        self.get = core.get  # type: ignore[method-assign]
+        self.put = core.put  # type: ignore[method-assign]
+        self.delete = core.delete  # type: ignore[method-assign]
+        if track_keys:
+            self._install_api_key_tracking()
+
+    def get(self, key_group: int, key: Key) -> Any | None:
+        return self._core.get(key_group, key)
+
+    def put(self, key_group: int, key: Key, value: Any) -> None:
+        self._core.put(key_group, key, value)
+
+    def delete(self, key_group: int, key: Key) -> None:
+        self._core.delete(key_group, key)
+
+    def value_state_core(self) -> ValueStateCore:
+        return self._core if not self.track_keys else super().value_state_core()
+
+    def _sync_counters(self) -> None:
+        core = self._core
+        self._reads, self._writes, self._deletes = core.reads, core.writes, core.deletes

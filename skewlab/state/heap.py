@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from skewlab.state.base import Key, KeyedStateBackend
-from skewlab.state.value_state import HeapValueState, ValueStateCore
+from skewlab.state.base import CoreBackedStateBackend, Key
+from skewlab.state.value_state import HeapValueState
 
 __all__ = ["HeapKeyedStateBackend"]
 
 
-class HeapKeyedStateBackend(KeyedStateBackend):
+class HeapKeyedStateBackend(CoreBackedStateBackend):
     """Keyed state as ``{key_group: {key: value}}`` on the Python heap.
 
     Example::
@@ -39,32 +39,8 @@ class HeapKeyedStateBackend(KeyedStateBackend):
     name = "heap"
 
     def __init__(self, *, track_keys: bool = False) -> None:
-        super().__init__(track_keys=track_keys)
-        # the value state is compiled (skewlab.state.value_state); its methods are bound as
-        # this backend's own, so a call from Python is one C call
-        self._core = HeapValueState()
+        super().__init__(HeapValueState(), track_keys=track_keys)
         self._tables = self._core.tables
-        self.get = self._core.get  # type: ignore[method-assign]
-        self.put = self._core.put  # type: ignore[method-assign]
-        self.delete = self._core.delete  # type: ignore[method-assign]
-        if track_keys:
-            self._install_api_key_tracking()
-
-    def get(self, key_group: int, key: Key) -> Any | None:
-        return self._core.get(key_group, key)
-
-    def put(self, key_group: int, key: Key, value: Any) -> None:
-        self._core.put(key_group, key, value)
-
-    def delete(self, key_group: int, key: Key) -> None:
-        self._core.delete(key_group, key)
-
-    def value_state_core(self) -> ValueStateCore:
-        return self._core if not self.track_keys else super().value_state_core()
-
-    def _sync_counters(self) -> None:
-        core = self._core
-        self._reads, self._writes, self._deletes = core.reads, core.writes, core.deletes
 
     def items(self, key_groups: Iterable[int]) -> Iterator[tuple[int, Key, Any]]:
         tables = self._tables

@@ -28,13 +28,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from skewlab.state.base import Key, KeyedStateBackend
-from skewlab.state.value_state import SingleKeyValueState, ValueStateCore
+from skewlab.state.base import CoreBackedStateBackend, Key
+from skewlab.state.value_state import SingleKeyValueState
 
 __all__ = ["SingleKeyStateBackend"]
 
 
-class SingleKeyStateBackend(KeyedStateBackend):
+class SingleKeyStateBackend(CoreBackedStateBackend):
     """Holds only the current key's value; keys must arrive sorted by ``(key_group, key)``.
 
     ``reads`` / ``writes`` / ``deletes`` count calls (memory accesses). The value state is
@@ -51,29 +51,7 @@ class SingleKeyStateBackend(KeyedStateBackend):
     name = "single_key"
 
     def __init__(self, *, track_keys: bool = False) -> None:
-        super().__init__(track_keys=track_keys)
-        self._core = SingleKeyValueState()
-        self.get = self._core.get  # type: ignore[method-assign]
-        self.put = self._core.put  # type: ignore[method-assign]
-        self.delete = self._core.delete  # type: ignore[method-assign]
-        if track_keys:
-            self._install_api_key_tracking()
-
-    def get(self, key_group: int, key: Key) -> Any | None:
-        return self._core.get(key_group, key)
-
-    def put(self, key_group: int, key: Key, value: Any) -> None:
-        self._core.put(key_group, key, value)
-
-    def delete(self, key_group: int, key: Key) -> None:
-        self._core.delete(key_group, key)
-
-    def value_state_core(self) -> ValueStateCore:
-        return self._core if not self.track_keys else super().value_state_core()
-
-    def _sync_counters(self) -> None:
-        core = self._core
-        self._reads, self._writes, self._deletes = core.reads, core.writes, core.deletes
+        super().__init__(SingleKeyValueState(), track_keys=track_keys)
 
     def items(self, key_groups: Iterable[int]) -> Iterator[tuple[int, Key, Any]]:
         """Only the current key (if it has a value and its key group is asked for)."""
