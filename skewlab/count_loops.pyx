@@ -76,8 +76,11 @@ def sorted_count(
             if current is not no_key:
                 emit(current, state.get(current_group, current))
             current, current_group = key, group
-        value = state.get(group, key)
-        state.put(group, key, 1 if value is None else value + 1)
+        # the state is addressed with the run's key object: one key comparison per record
+        # (the one above), as Flink's setCurrentKey makes; a new run's first access is where
+        # the backend compares against the previous key and checks the order
+        value = state.get(current_group, current)
+        state.put(current_group, current, 1 if value is None else value + 1)
     return current, current_group, rejected
 
 

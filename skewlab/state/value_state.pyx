@@ -159,9 +159,16 @@ cdef class SingleKeyValueState(ValueStateCore):
         return 0
 
     cdef inline bint _is_current(self, object key_group, object key) except -1:
-        return self._has_key and (key is self._key or key == self._key) and (
+        if key is self._key:
+            return self._has_key and (
+                key_group is self._key_group or key_group == self._key_group
+            )
+        if self._has_key and key == self._key and (
             key_group is self._key_group or key_group == self._key_group
-        )
+        ):
+            self._key = key  # an equal key object: keep the newest, so the next call with it
+            return True  # (the put after a get) is an identity check, not a comparison
+        return False
 
     cpdef object get(self, object key_group, object key):
         self.reads += 1
