@@ -9,7 +9,7 @@ Example::
 
     >>> from skewlab.report import render_report
     >>> result = render_report("quick", out="reports")  # doctest: +SKIP
-    >>> result.ok, result.index
+    >>> result.ok, result.index  # doctest: +SKIP
     (True, PosixPath('reports/index.html'))
 """
 

@@ -22,7 +22,8 @@ Example::
     >>> from skewlab.runtime import RunConfig
     >>> from skewlab.strategies import run_strategy
     >>> result, states = run_strategy(views, RunConfig("buffered", parallelism=2))  # doctest: +SKIP
-    >>> result.result_digest == skewlab.result_digest(skewlab.spark_reference_aggregate(views))
+    >>> expected = skewlab.spark_reference_aggregate(views)  # doctest: +SKIP
+    >>> result.result_digest == skewlab.result_digest(expected)  # doctest: +SKIP
     True
 """
 

@@ -345,7 +345,7 @@ def subtask_loads(
     Example::
 
         >>> loads = subtask_loads(views, salt_buckets=4, parallelism=4)      # doctest: +SKIP
-        >>> list(loads)
+        >>> list(loads)  # doctest: +SKIP
         ['keyBy tweet', 'keyBy (tweet, salt)']
     """
     from pyspark.sql import functions as F

@@ -132,8 +132,9 @@ def generate_views(spark, spec: ViewSpec, num_partitions: int | None = None):
 
     Example::
 
-        >>> df = generate_views(get_spark(), ViewSpec(n_views=10, n_users=5, n_tweets=2, seed=7))
-        >>> df.count()
+        >>> spec = ViewSpec(n_views=10, n_users=5, n_tweets=2, seed=7)
+        >>> df = generate_views(get_spark(), spec)  # doctest: +SKIP
+        >>> df.count()  # doctest: +SKIP
         10
     """
     from pyspark.sql import functions as F
@@ -289,7 +290,7 @@ def load_summary(loads: dict[str, pd.DataFrame]) -> pd.DataFrame:
     Example::
 
         >>> load = pd.DataFrame({"records": [90, 10], "share": [0.9, 0.1]})
-        >>> load_summary({"x": load}).loc["x", "hottest_over_mean"]
+        >>> float(load_summary({"x": load}).loc["x", "hottest_over_mean"])
         1.8
     """
     rows = {}

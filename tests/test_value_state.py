@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
 from collections import OrderedDict
 
 import pytest
@@ -12,16 +10,6 @@ from hypothesis import strategies as st
 from skewlab.state.value_state import HeapValueState, SingleKeyValueState, WriteBackLru
 
 from skewlab.errors import SkewlabInputError, UnsortedInputError
-
-
-@pytest.mark.parametrize(
-    "module",
-    ["value_state", "base", "heap", "single_key", "rocksdb", "cached", "__init__"],
-)
-def test_doctests_of_the_state_package_pass(module):
-    name = "skewlab.state" if module == "__init__" else f"skewlab.state.{module}"
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 2 and result.failed == 0
 
 
 class ModelLru:

@@ -15,8 +15,9 @@ Every strategy module has ``run(spark, views, config) -> (RunResult, {tweet_id: 
 Example::
 
     >>> from skewlab.runtime import RunConfig
-    >>> result, states = run_strategy(views, RunConfig("naive", backend="rocksdb"))
-    >>> print(result.format_table())
+    >>> config = RunConfig("naive", backend="rocksdb")
+    >>> result, states = run_strategy(views, config)  # doctest: +SKIP
+    >>> print(result.format_table())  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -49,8 +50,10 @@ def run_strategies(views, configs, spark=None) -> list[Any]:
 
     Example::
 
-        >>> results = run_strategies(views, [RunConfig("naive"), RunConfig("buffered")])
-        >>> [r.strategy for r in results]
+        >>> from skewlab.runtime import RunConfig
+        >>> configs = [RunConfig("naive"), RunConfig("buffered")]
+        >>> results = run_strategies(views, configs)  # doctest: +SKIP
+        >>> [r.strategy for r in results]  # doctest: +SKIP
         ['naive', 'buffered']
     """
     return [run_strategy(views, config, spark)[0] for config in configs]

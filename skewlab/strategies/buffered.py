@@ -8,7 +8,9 @@ slices, hashes computed by Spark, registers folded with numpy -- identical regis
 
 Example::
 
-    >>> run_strategy(views, RunConfig("buffered", trigger_interval_ms=100, max_count=1000))
+    >>> from skewlab.runtime import RunConfig
+    >>> config = RunConfig("buffered", trigger_interval_ms=100, max_count=1000)
+    >>> run_strategy(views, config)  # doctest: +SKIP
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Example::
 
-    >>> run_strategy(views, RunConfig("cached", cache_entries=500))
+    >>> run_strategy(views, RunConfig("cached", cache_entries=500))  # doctest: +SKIP
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Example::
 
-    >>> run_strategy(views, RunConfig("naive", backend="rocksdb"))
+    >>> run_strategy(views, RunConfig("naive", backend="rocksdb"))  # doctest: +SKIP
 """
 
 from __future__ import annotations

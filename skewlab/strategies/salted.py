@@ -12,7 +12,7 @@ latency here is a batch artefact, far above what a streaming exchange would add.
 
 Example::
 
-    >>> run_strategy(views, RunConfig("salted", salt_buckets=4))
+    >>> run_strategy(views, RunConfig("salted", salt_buckets=4))  # doctest: +SKIP
 """
 
 from __future__ import annotations

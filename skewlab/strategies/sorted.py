@@ -6,7 +6,7 @@ the end of its run. Input that is not sorted fails with the backend's error, nev
 
 Example::
 
-    >>> run_strategy(views, RunConfig("sorted"))
+    >>> run_strategy(views, RunConfig("sorted"))  # doctest: +SKIP
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Python operator is measured against; it has no per-record state access, latency 
 
 Example::
 
-    >>> run_strategy(views, RunConfig("spark_sql"))
+    >>> run_strategy(views, RunConfig("spark_sql"))  # doctest: +SKIP
 """
 
 from __future__ import annotations
