@@ -24,6 +24,7 @@ from skewlab.charts import TEMPLATE, in_report
 __all__ = [
     "STRATEGY_COLORS",
     "cache_cost_table",
+    "zero_hit_cost_table",
     "cache_size_explorer",
     "cache_speedup_figure",
     "cache_table",
@@ -93,6 +94,29 @@ def cache_cost_table(result) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def zero_hit_cost_table(result) -> pd.DataFrame:
+    """Nanoseconds per record at 0% hits, taken apart (``zero_hit_costs`` of the summary):
+    RocksDB alone, what the cache's bookkeeping adds, and what RocksDB pays more for writing
+    back the evicted key instead of the key it has just read. Empty when it was not measured.
+    """
+    costs = result.summary.get("zero_hit_costs")
+    if not costs:
+        return pd.DataFrame(columns=["per record", "ns", "share of RocksDB alone"])
+    base = costs["rocksdb_same_key_ns"]
+    extra = costs["rocksdb_evicted_key_ns"] - base
+    rows = [
+        ("RocksDB alone: get(k), put(k)", base, 1.0),
+        (
+            f"+ the cache's bookkeeping ({costs['max_entries']} entries, 0% hits)",
+            costs["bookkeeping_ns"],
+            costs["bookkeeping_share"],
+        ),
+        ("+ RocksDB: put of the evicted key instead of k", extra, costs["write_locality_share"]),
+        ("the seed's whole loss at 0% hits (JVM)", None, costs["seed_loss_share"]),
+    ]
+    return pd.DataFrame(rows, columns=["per record", "ns", "share of RocksDB alone"])
 
 
 def hit_ratio_curve_figure(result, *, highlight: int | None = None) -> go.Figure:

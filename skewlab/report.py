@@ -52,6 +52,7 @@ REPORT_PROFILES: dict[str, dict[str, dict[str, object]]] = {
         "04_lru_state_cache": {
             "n_records": 20_000,
             "sweep_records": 10_000,
+            "costs_records": 20_000,
             "runs": 1,
             "sweep_sizes": [250, 500, 1000],
         },
@@ -71,7 +72,12 @@ REPORT_PROFILES: dict[str, dict[str, dict[str, object]]] = {
             "runs": 1,
             "sweep_views": 6_000,
         },
-        "04_lru_state_cache": {"n_records": 2_000_000, "sweep_records": 300_000, "runs": 1},
+        "04_lru_state_cache": {
+            "n_records": 2_000_000,
+            "sweep_records": 300_000,
+            "costs_records": 500_000,
+            "runs": 1,
+        },
         "05_sorted_batch_execution": {
             "n_records": 2_000_000,
             "n_keys": 200_000,
@@ -94,7 +100,12 @@ REPORT_PROFILES: dict[str, dict[str, dict[str, object]]] = {
             "sweep_views": 20_000,
             "trigger_intervals": [5, 10, 20, 50, 100, 200, 500],
         },
-        "04_lru_state_cache": {"n_records": 20_000_000, "sweep_records": 2_000_000, "runs": 3},
+        "04_lru_state_cache": {
+            "n_records": 20_000_000,
+            "sweep_records": 2_000_000,
+            "costs_records": 2_000_000,
+            "runs": 3,
+        },
         "05_sorted_batch_execution": {
             "n_records": 40_000_000,
             "n_keys": 4_000_000,

@@ -19,7 +19,14 @@ from skewlab.errors import SkewlabInputError
 
 def test_cache_experiment_reproduces_the_seeds_hit_ratios(spark):
     result = cache.run_experiment(
-        "quick", 1, n=20_000, sweep_n=5_000, sweep_sizes=(1000,), progress=False, spark=spark
+        "quick",
+        1,
+        n=20_000,
+        sweep_n=5_000,
+        sweep_sizes=(1000,),
+        costs_n=5_000,
+        progress=False,
+        spark=spark,
     )
     s = result.summary
     assert s["all_digests_match"]
@@ -34,6 +41,15 @@ def test_cache_experiment_reproduces_the_seeds_hit_ratios(spark):
     seed_rows = [r for r in result.rows if r["part"] == "seed"]
     assert {r["cache_size"] for r in seed_rows} == {None, 250, 500, 1000}
     assert all(r["records"] == 20_000 for r in seed_rows)
+    # the 0%-hit record taken apart: shares are of RocksDB alone's per-record cost
+    costs = s["zero_hit_costs"]
+    assert (costs["records"], costs["max_entries"]) == (5_000, 250)
+    assert costs["bookkeeping_share"] == pytest.approx(
+        costs["bookkeeping_ns"] / costs["rocksdb_same_key_ns"]
+    )
+    extra = costs["rocksdb_evicted_key_ns"] - costs["rocksdb_same_key_ns"]
+    assert costs["write_locality_share"] == pytest.approx(extra / costs["rocksdb_same_key_ns"])
+    assert "bookkeeping" in cache.format_summary(result)
 
 
 def test_sorted_experiment_counts_right_and_reports_memory_at_two_k(spark):
@@ -78,6 +94,7 @@ def test_value_state_keys_are_in_sorted_key_group_order():
         (lambda: sorted_bench.run_experiment("quick", 1, key_type="uuid"), "unknown key type"),
         (lambda: sorted_bench.run_experiment("huge", 1), "unknown profile"),
         (lambda: cache.run_experiment("quick", 1, sizes=(250, -1)), "cache size"),
+        (lambda: cache.run_experiment("quick", 1, costs_n=-1), "costs N"),
         (lambda: cache.run_experiment("quick", 0), "--runs must be at least 1"),
         (lambda: value_state.run_experiment("quick", 1, keys=0), "keys must be"),
     ],

@@ -34,8 +34,8 @@ SEED_HIT_RATIOS = {250: 0.0, 500: 0.5, 1000: 1.0}
 SEED_SPEEDUPS = {250: 0.956, 500: 1.87, 1000: 21.6}
 SWEEP_SIZES = (50, 150, 250, 350, 450, 499, 500, 600, 750, 900, 999, 1000, 1250, 1500)
 PROFILE_SETTINGS = {
-    "quick": {"n": 2_000_000, "runs": 3, "sweep_n": 300_000},
-    "full": {"n": 20_000_000, "runs": 3, "sweep_n": 2_000_000},
+    "quick": {"n": 2_000_000, "runs": 3, "sweep_n": 300_000, "costs_n": 500_000},
+    "full": {"n": 20_000_000, "runs": 3, "sweep_n": 2_000_000, "costs_n": 2_000_000},
 }
 CHECKPOINT_INTERVAL_MS = 1000.0
 
@@ -58,6 +58,7 @@ def run_experiment(
     sizes: Sequence[int] = SEED_SIZES,
     sweep_sizes: Sequence[int] | None = SWEEP_SIZES,
     sweep_n: int | None = None,
+    costs_n: int | None = None,
     parallelism: int | None = None,
     checkpoint_interval_ms: float = CHECKPOINT_INTERVAL_MS,
     progress: bool = True,
@@ -72,9 +73,15 @@ def run_experiment(
     settings, runs = resolve_profile(PROFILE_SETTINGS, profile, runs)
     n = settings["n"] if n is None else n
     sweep_n = settings["sweep_n"] if sweep_n is None else sweep_n
+    costs_n = settings["costs_n"] if costs_n is None else costs_n
     for name, value in (("N", n), ("sweep N", sweep_n)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise SkewlabInputError(f"{name} (records) must be a whole number >= 1, got {value!r}")
+    if isinstance(costs_n, bool) or not isinstance(costs_n, int) or costs_n < 0:
+        raise SkewlabInputError(
+            f"costs N (records; 0 skips the 0%-hit breakdown) must be a whole number >= 0, "
+            f"got {costs_n!r}"
+        )
     sizes = _check_sizes(sizes, "sizes")
     sweep = _check_sizes(sweep_sizes, "sweep sizes") if sweep_sizes else ()
     parallelism = 1 if parallelism is None else parallelism  # the seed's job: parallelism 1
@@ -123,7 +130,102 @@ def run_experiment(
         for cache in (None, *sweep):
             measure(sweep_n, cache, 0, "sweep")
     bar.close()
-    return BenchResult(EXPERIMENT, profile, rows, summarize(rows))
+    summary = summarize(rows)
+    if costs_n:
+        bar.set_postfix_str("0% hits, taken apart")
+        summary["zero_hit_costs"] = zero_hit_costs(costs_n, max_entries=min(sizes), runs=runs)
+    return BenchResult(EXPERIMENT, profile, rows, summary)
+
+
+def zero_hit_costs(n: int, *, max_entries: int = 250, runs: int = 3) -> dict:
+    """What a record costs at 0% hits, taken apart: the cache's own bookkeeping, and what
+    RocksDB pays for writing the evicted key rather than the key it has just read.
+
+    No Spark: the seed's key sequence over ``n`` records, driven straight at the backends
+    (median CPU nanoseconds per record of ``runs`` runs each):
+
+    * ``bookkeeping_ns`` -- the compiled count loop over an LRU of ``max_entries`` (0% hits)
+      minus the same loop without a cache, both with the storage calls doing nothing: what the
+      cache itself adds to every record;
+    * ``rocksdb_same_key_ns`` / ``rocksdb_evicted_key_ns`` -- RocksDB ``get(k)`` then ``put``
+      of the same key ``k`` (what a record does without a cache) against ``put`` of the key
+      read ``max_entries`` records earlier (what a 0%-hit cache writes back);
+    * ``bookkeeping_share`` -- ``bookkeeping_ns`` over the per-record cost without a cache
+      (the seed's whole loss at 0% hits was 4.4%); ``write_locality_share`` -- the extra cost
+      of writing the evicted key, over the same.
+
+    Example::
+
+        >>> costs = zero_hit_costs(20_000, runs=1)
+        >>> costs["records"], costs["max_entries"], f"{costs['seed_loss_share']:.1%}"
+        (20000, 250, '4.4%')
+    """
+    import gc
+    import time
+
+    from skewlab.count_loops import keyed_count
+    from skewlab.keygroups import assign_to_key_group
+    from skewlab.state import create_backend
+    from skewlab.state.value_state import CallbackValueState, WriteBackLru
+    from skewlab.wordcount import flip325_key
+
+    group_of = {k: assign_to_key_group(k, 128) for k in range(1000)}
+    keys = [flip325_key(x) for x in range(n)]
+    groups = [group_of[k] for k in keys]
+
+    def nothing_get(key_group, key):
+        return None
+
+    def nothing_put(key_group, key, value):
+        return None
+
+    def loop_ns(make_state) -> float:
+        state = make_state()
+        began = time.process_time_ns()
+        keyed_count(keys, groups, state)
+        return (time.process_time_ns() - began) / n
+
+    def rocksdb_ns(lag: int) -> float:
+        written_keys = keys[-lag:] + keys[:-lag] if lag else keys
+        written_groups = groups[-lag:] + groups[:-lag] if lag else groups
+        with create_backend("rocksdb") as backend:
+            get, put = backend.get, backend.put
+            began = time.process_time_ns()
+            for key, group, w_key, w_group in zip(
+                keys, groups, written_keys, written_groups, strict=True
+            ):
+                get(group, key)
+                put(w_group, w_key, 1)
+            return (time.process_time_ns() - began) / n
+
+    measured: dict[str, list[float]] = {k: [] for k in ("plain", "lru", "same", "evicted")}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(runs):
+            measured["plain"].append(loop_ns(lambda: CallbackValueState(nothing_get, nothing_put)))
+            measured["lru"].append(
+                loop_ns(lambda: WriteBackLru(max_entries, nothing_get, nothing_put))
+            )
+            measured["same"].append(rocksdb_ns(0))
+            measured["evicted"].append(rocksdb_ns(max_entries))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    m = {k: statistics.median(v) for k, v in measured.items()}
+    bookkeeping = m["lru"] - m["plain"]
+    per_record = m["same"]
+    return {
+        "records": n,
+        "max_entries": max_entries,
+        "runs": runs,
+        "bookkeeping_ns": bookkeeping,
+        "rocksdb_same_key_ns": m["same"],
+        "rocksdb_evicted_key_ns": m["evicted"],
+        "bookkeeping_share": bookkeeping / per_record,
+        "write_locality_share": (m["evicted"] - m["same"]) / per_record,
+        "seed_loss_share": 1 - SEED_SPEEDUPS[250],
+    }
 
 
 def _flip325_counts(n: int, key) -> dict[int, int]:
@@ -241,5 +343,16 @@ def format_summary(result: BenchResult) -> str:
         "speedup: operator CPU throughput over RocksDB alone (the headline); wall-clock op: "
         "the same on the wall clock; end-to-end: Spark job throughput"
     )
+    costs = s.get("zero_hit_costs")
+    if costs:
+        lines.append(
+            f"0% hits taken apart ({costs['records']:,} records, no Spark): the cache's "
+            f"bookkeeping {costs['bookkeeping_ns']:.0f} ns/record = "
+            f"{costs['bookkeeping_share']:.1%} of RocksDB alone "
+            f"({costs['rocksdb_same_key_ns']:,.0f} ns; the seed's whole loss: "
+            f"{costs['seed_loss_share']:.1%}); RocksDB writing the evicted key instead of the "
+            f"key just read: {costs['rocksdb_evicted_key_ns'] - costs['rocksdb_same_key_ns']:+.0f}"
+            f" ns/record ({costs['write_locality_share']:+.1%})"
+        )
     lines.append(f"all counts match the oracle: {s['all_digests_match']}")
     return "\n".join(lines)
