@@ -16,6 +16,11 @@ per Spark task) in five ways:
 ``spark_sql``   Spark's own ``groupBy().count()`` (JVM hash aggregation): the ceiling
 ==============  ===========================================================================
 
+The per-record loops are compiled (:mod:`skewlab.count_loops`) and call each backend's
+compiled value-state core (:meth:`~skewlab.state.KeyedStateBackend.value_state_core`), so that
+what the strategies differ in -- the state access -- is what operator time measures, as in a
+JVM operator; RocksDB is reached through its backend's Python ``get`` / ``put``.
+
 Keyed strategies can take a checkpoint (``backend.flush()``: dirty cache entries to RocksDB)
 every ``checkpoint_interval_ms``, as the FLIP-325 benchmark does every second, and sample the
 cache hit ratio at each checkpoint: :func:`hit_ratio_gauge` is FLIP-325's
