@@ -132,6 +132,9 @@ def test_write_back_lru_store_errors_propagate():
     lru.put(0, "a", 1)
     with pytest.raises(OSError, match="disk full"):
         lru.put(0, "b", 2)
+    # nothing was lost: "a" is still cached and dirty, "b" never got in
+    assert "a" in lru and "b" not in lru and len(lru) == 1
+    assert lru.dirty_entries() == [(0, "a", 1)] and lru.evictions == 0
 
 
 @settings(max_examples=200, deadline=None)

@@ -264,14 +264,14 @@ cdef class WriteBackLru(ValueStateCore):
             self._size += 1
             return slot
         slot = self._next[self.max_entries]
-        self._unlink(slot)
         key = self._keys[slot]
-        PyDict_DelItem(self._slots, key)
-        self.evictions += 1
-        if self._dirty[slot]:
+        if self._dirty[slot]:  # written back first: if the store fails, the cache is unchanged
+            self._store(self._key_groups[slot], key, self._values[slot])
             self._dirty[slot] = 0
             self._dirty_count -= 1
-            self._store(self._key_groups[slot], key, self._values[slot])
+        self._unlink(slot)
+        PyDict_DelItem(self._slots, key)
+        self.evictions += 1
         return slot
 
     cpdef object get(self, object key_group, object key):
