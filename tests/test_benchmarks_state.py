@@ -13,6 +13,7 @@ import pytest
 from skewlab import paths
 from skewlab.benchmarks import cache, value_state
 from skewlab.benchmarks import sorted as sorted_bench
+from skewlab.charts_state import zero_hit_cost_table
 from skewlab.cli import main
 from skewlab.errors import SkewlabInputError
 
@@ -50,6 +51,10 @@ def test_cache_experiment_reproduces_the_seeds_hit_ratios(spark):
     extra = costs["rocksdb_evicted_key_ns"] - costs["rocksdb_same_key_ns"]
     assert costs["write_locality_share"] == pytest.approx(extra / costs["rocksdb_same_key_ns"])
     assert "bookkeeping" in cache.format_summary(result)
+    table = zero_hit_cost_table(result)
+    assert len(table) == 4
+    assert table["ns"].iloc[0] == costs["rocksdb_same_key_ns"]
+    assert table["share of RocksDB alone"].iloc[1] == costs["bookkeeping_share"]
 
 
 def test_sorted_experiment_counts_right_and_reports_memory_at_two_k(spark):

@@ -91,9 +91,6 @@ def measure_backend(backend_name: str, n_keys: int) -> dict[str, tuple[float, fl
     value = VALUE
     results: dict[str, tuple[float, float]] = {}
 
-    # the operations run in a compiled loop (skewlab.count_loops) against each backend's
-    # compiled core (heap, single_key) or its Python get/put (rocksdb), as a JMH loop calls
-    # Flink's state: what is timed is the state access, not an interpreter's loop around it
     def add(core):
         put_each(core, new_groups, new_keys, value)
 

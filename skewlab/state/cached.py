@@ -84,7 +84,7 @@ class CachedKeyedStateBackend(RocksDBKeyedStateBackend):
         self._lru: WriteBackLru | None = None
         super().__init__(serializer=serializer, local_dir=local_dir, track_keys=track_keys)
 
-    def _setup_key_tracking(self) -> None:
+    def _bind_hot_path(self) -> None:
         # Binds the hot path. With a cache, get/put are the compiled LRU's own; RocksDB is
         # reached only on a miss (load) or an eviction (store), which count per key when asked.
         # Without one (max_entries=0) every call goes to the plain RocksDB methods.

@@ -153,9 +153,10 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         self._dumps = self.serializer.dumps
         self._loads = self.serializer.loads
         self._str_prefixes = _STR_PREFIXES
-        self._setup_key_tracking()
+        self._bind_hot_path()
 
-    def _setup_key_tracking(self) -> None:
+    def _bind_hot_path(self) -> None:
+        """Set the instance's ``get`` / ``put`` (here: wrapped only when keys are tracked)."""
         if self.track_keys:
             self._install_api_key_tracking()
 
