@@ -101,11 +101,11 @@ def zero_hit_cost_table(result) -> pd.DataFrame:
     RocksDB alone, what the cache's bookkeeping adds, and what RocksDB pays more for writing
     back the evicted key instead of the key it has just read. Empty when it was not measured.
     """
+    columns = ["per record", "ns", "% of RocksDB alone"]
     costs = result.summary.get("zero_hit_costs")
     if not costs:
-        return pd.DataFrame(columns=["per record", "ns", "share of RocksDB alone"])
+        return pd.DataFrame(columns=columns)
     base = costs["rocksdb_same_key_ns"]
-    extra = costs["rocksdb_evicted_key_ns"] - base
     rows = [
         ("RocksDB alone: get(k), put(k)", base, 1.0),
         (
@@ -113,10 +113,20 @@ def zero_hit_cost_table(result) -> pd.DataFrame:
             costs["bookkeeping_ns"],
             costs["bookkeeping_share"],
         ),
-        ("+ RocksDB: put of the evicted key instead of k", extra, costs["write_locality_share"]),
+        (
+            "+ RocksDB: put of the evicted key instead of k",
+            costs["rocksdb_evicted_key_ns"] - base,
+            costs["write_locality_share"],
+        ),
         ("the seed's whole loss at 0% hits (JVM)", None, costs["seed_loss_share"]),
     ]
-    return pd.DataFrame(rows, columns=["per record", "ns", "share of RocksDB alone"])
+    return pd.DataFrame(
+        [
+            (what, None if ns is None else round(ns), round(100 * share, 1))
+            for what, ns, share in rows
+        ],
+        columns=columns,
+    )
 
 
 def hit_ratio_curve_figure(result, *, highlight: int | None = None) -> go.Figure:
