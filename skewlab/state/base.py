@@ -270,7 +270,12 @@ class KeyedStateBackend(ABC):
         single-key). The wrappers are set as instance attributes only when tracking was asked
         for, so the untracked hot path is the plain method.
         """
-        get, put = self.get, self.put
+        self.get, self.put = self._key_tracking(self.get, self.put)  # type: ignore[method-assign]
+
+    def _key_tracking(
+        self, get: Callable[[int, Key], Any], put: Callable[[int, Key, Any], None]
+    ) -> tuple[Callable[[int, Key], Any], Callable[[int, Key, Any], None]]:
+        """``get`` / ``put`` wrapped to count one read / write per call for its key."""
         reads = self._reads_per_key
         writes = self._writes_per_key
         assert reads is not None and writes is not None
@@ -283,8 +288,7 @@ class KeyedStateBackend(ABC):
             writes[key] = writes.get(key, 0) + 1
             put(key_group, key, value)
 
-        self.get = tracked_get  # type: ignore[method-assign]
-        self.put = tracked_put  # type: ignore[method-assign]
+        return tracked_get, tracked_put
 
 
 class CoreBackedStateBackend(KeyedStateBackend):

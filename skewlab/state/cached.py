@@ -85,9 +85,9 @@ class CachedKeyedStateBackend(RocksDBKeyedStateBackend):
         super().__init__(serializer=serializer, local_dir=local_dir, track_keys=track_keys)
 
     def _bind_hot_path(self) -> None:
-        # Binds the hot path. With a cache, get/put are the compiled LRU's own; RocksDB is
-        # reached only on a miss (load) or an eviction (store), which count per key when asked.
-        # Without one (max_entries=0) every call goes to the plain RocksDB methods.
+        # With a cache, get/put are the compiled LRU's own; RocksDB is reached only on a miss
+        # (load) or an eviction (store), which count per key when asked. Without one
+        # (max_entries=0) every call goes to the plain RocksDB methods.
         rocksdb_get = MethodType(RocksDBKeyedStateBackend.get, self)
         rocksdb_put = MethodType(RocksDBKeyedStateBackend.put, self)
         if self.max_entries == 0:
@@ -98,17 +98,7 @@ class CachedKeyedStateBackend(RocksDBKeyedStateBackend):
             return
         load, store = rocksdb_get, rocksdb_put
         if self.track_keys:
-            reads, writes = self._reads_per_key, self._writes_per_key
-            assert reads is not None and writes is not None
-
-            def load(key_group: int, key: Key) -> Any | None:
-                reads[key] = reads.get(key, 0) + 1
-                return rocksdb_get(key_group, key)
-
-            def store(key_group: int, key: Key, value: Any) -> None:
-                writes[key] = writes.get(key, 0) + 1
-                rocksdb_put(key_group, key, value)
-
+            load, store = self._key_tracking(rocksdb_get, rocksdb_put)
         self._lru = WriteBackLru(self.max_entries, load, store)
         self.get = self._lru.get  # type: ignore[method-assign]
         self.put = self._lru.put  # type: ignore[method-assign]
