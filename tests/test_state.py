@@ -27,7 +27,7 @@ from skewlab.state import (
     StateAccessStats,
     create_backend,
 )
-from skewlab.state.rocksdb import decode_key, encode_key
+from skewlab.state.rocksdb import decode_key, encode_key, read_checkpoint
 
 MAX_PARALLELISM = 4  # few key groups, so that key groups hold several keys
 ALL_GROUPS = range(MAX_PARALLELISM)
@@ -105,6 +105,10 @@ class StateModelMachine(RuleBasedStateMachine):
     @rule()
     def flush(self):
         self.backend.flush()
+        if isinstance(self.backend, RocksDBKeyedStateBackend):  # rocksdb and cached
+            # the checkpoint holds exactly the state at the flush, dirty cache entries included
+            expected = [(kg, key, v) for (kg, key), v in self.model.items()]
+            assert canonical(read_checkpoint(self.backend.last_checkpoint)) == canonical(expected)
 
     @rule(groups=st.sets(st.integers(min_value=0, max_value=MAX_PARALLELISM - 1)))
     def items(self, groups):
@@ -288,6 +292,28 @@ def test_cached_counts_for_a_count_aggregation():
         assert state.get(0, "b") == 2 and state.get(0, "a") == 2
         s = state.stats
         assert (s.cache_hits, s.cache_misses, s.evictions, s.writes) == (2, 5, 3, 4)
+
+
+@pytest.mark.parametrize("backend_name", ["rocksdb", "cached"])
+def test_checkpoint_is_a_rocksdb_checkpoint_and_only_the_latest_is_kept(backend_name):
+    state = create_backend(backend_name)
+    assert state.last_checkpoint is None
+    state.put(1, "a", 1)
+    state.flush()
+    first = state.last_checkpoint
+    state.put(1, "a", 2)
+    state.put(2, 5, "five")
+    assert list(read_checkpoint(first)) == [(1, "a", 1)]  # later writes are not in it
+    state.flush()
+    second = state.last_checkpoint
+    assert second != first and not os.path.exists(first)  # num-retained: 1
+    assert sorted(read_checkpoint(second), key=repr) == [(1, "a", 2), (2, 5, "five")]
+    assert os.path.basename(second) == "chk-2" and state.stats.flushes == 2
+    # RocksDB's own checkpoint: SST files (the flushed memtable) and a manifest
+    files = os.listdir(second)
+    assert any(f.endswith(".sst") for f in files) and any(f.startswith("MANIFEST") for f in files)
+    state.close()
+    assert not os.path.exists(os.path.dirname(second)) and state.last_checkpoint is None
 
 
 def test_cached_clean_evictions_write_nothing():

@@ -9,7 +9,8 @@ costs what a hash-map access costs, as in Flink):
   the result (a missing key is cached as ``None`` too), which may evict;
 * ``put`` -- replaces the cached object and marks it dirty (may evict);
 * eviction -- drops the least recently used entry, writing it to RocksDB only if it is dirty;
-* ``flush`` (a checkpoint) -- writes every dirty entry to RocksDB and marks it clean;
+* ``flush`` (a checkpoint) -- writes every dirty entry to RocksDB, marks it clean, and takes
+  RocksDB's checkpoint;
 * ``delete`` -- removes the key from the cache and from RocksDB.
 
 ``max_entries=0`` disables the cache (every call goes straight to RocksDB; each ``get``
@@ -123,7 +124,8 @@ class CachedKeyedStateBackend(RocksDBKeyedStateBackend):
         return self._lru if self._lru is not None else super().value_state_core()
 
     def flush(self) -> None:
-        """Write every dirty entry to RocksDB (one write batch) and mark it clean."""
+        """A checkpoint: write every dirty entry to RocksDB (one write batch), mark it clean,
+        then take RocksDB's own checkpoint (:meth:`RocksDBKeyedStateBackend.flush`)."""
         dirty = self._lru.dirty_entries(mark_clean=True) if self._lru is not None else []
         if dirty:
             dumps = self._dumps
@@ -139,7 +141,7 @@ class CachedKeyedStateBackend(RocksDBKeyedStateBackend):
             self._db.write(batch, self._write_options)
             self._writes += len(dirty)
             self._bytes_serialized += size
-        self._flushes += 1
+        super().flush()
 
     def items(self, key_groups: Iterable[int]) -> Iterator[tuple[int, Key, Any]]:
         """Entries of the key groups as RocksDB has them, overlaid with the dirty cache entries."""

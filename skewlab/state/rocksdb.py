@@ -4,7 +4,10 @@ Every ``get`` is a RocksDB point read plus deserialisation, every ``put`` a seri
 a RocksDB write -- the per-record cost the seeds measure. The database lives in a fresh
 directory ``skewlab-rocksdb-*`` under ``local_dir`` (default: the first entry of
 ``SPARK_LOCAL_DIRS``, else the system temp dir) and is removed by :meth:`close`. As in Flink,
-the write-ahead log is off (a checkpoint, not the WAL, makes state durable).
+the write-ahead log is off: a checkpoint (:meth:`~RocksDBKeyedStateBackend.flush`), not the
+WAL, makes state durable -- RocksDB's own checkpoint, which flushes the memtable to an SST file
+and hard-links the database's files into a checkpoint directory, as Flink's incremental
+checkpoint of RocksDB does.
 
 Keys are laid out as Flink lays them out -- key group first::
 
@@ -32,11 +35,17 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rocksdict import Options, Rdict, ReadOptions, WriteOptions
+from rocksdict import AccessType, Checkpoint, Options, Rdict, ReadOptions, WriteOptions
 
 from skewlab.state.base import Key, KeyedStateBackend, PickleSerializer, Serializer
 
-__all__ = ["RocksDBKeyedStateBackend", "decode_key", "default_local_dir", "encode_key"]
+__all__ = [
+    "RocksDBKeyedStateBackend",
+    "decode_key",
+    "default_local_dir",
+    "encode_key",
+    "read_checkpoint",
+]
 
 INT_TAG = 0x01
 STR_TAG = 0x02
@@ -105,6 +114,29 @@ def default_local_dir() -> str | None:
     return entries[0] if entries else None
 
 
+def read_checkpoint(
+    path: str | os.PathLike[str], serializer: Serializer | None = None
+) -> Iterator[tuple[int, Key, Any]]:
+    """Every ``(key_group, key, value)`` in a checkpoint directory that
+    :meth:`RocksDBKeyedStateBackend.flush` wrote, read through a read-only RocksDB.
+
+    Example::
+
+        >>> with RocksDBKeyedStateBackend() as state:
+        ...     state.put(0, 7, "seven"); state.flush()
+        ...     list(read_checkpoint(state.last_checkpoint))
+        [(0, 7, 'seven')]
+    """
+    loads = (serializer if serializer is not None else PickleSerializer()).loads
+    db = Rdict(os.fspath(path), Options(raw_mode=True), access_type=AccessType.read_only())
+    try:
+        entries = list(db.items())
+    finally:
+        db.close()
+    for raw_key, raw_value in entries:
+        yield (*decode_key(raw_key), loads(raw_value))
+
+
 class RocksDBKeyedStateBackend(KeyedStateBackend):
     """Keyed state in an embedded RocksDB, values serialised (pickle protocol 5 by default).
 
@@ -136,6 +168,9 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         if local_dir is not None:
             os.makedirs(local_dir, exist_ok=True)
         self.path = tempfile.mkdtemp(prefix="skewlab-rocksdb-", dir=local_dir)
+        #: the directory of the latest checkpoint (``None`` before the first :meth:`flush`)
+        self.last_checkpoint: str | None = None
+        self._checkpoints_dir: str | None = None
         try:
             options = Options(raw_mode=True)
             options.create_if_missing(True)
@@ -189,6 +224,34 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             self._db_delete(_pack_int_key(key_group, INT_TAG, key))
         self._deletes += 1
 
+    def flush(self) -> None:
+        """A checkpoint: RocksDB's own checkpoint into a fresh directory ``chk-<n>``.
+
+        RocksDB flushes the memtable to an SST file (with the write-ahead log off, the
+        memtable is the only copy of the latest writes) and hard-links the database's files
+        into the directory, as Flink's incremental RocksDB checkpoint does. Only the latest
+        checkpoint is kept (Flink's default ``state.checkpoints.num-retained: 1``); its path is
+        :attr:`last_checkpoint`, and :func:`read_checkpoint` reads it back.
+
+        Example::
+
+            >>> with RocksDBKeyedStateBackend() as state:
+            ...     state.put(3, "a", 1); state.flush(); state.put(3, "a", 2)
+            ...     sorted(read_checkpoint(state.last_checkpoint)), state.get(3, "a")
+            ([(3, 'a', 1)], 2)
+        """
+        if self._checkpoints_dir is None:
+            self._checkpoints_dir = tempfile.mkdtemp(
+                prefix="skewlab-checkpoints-", dir=os.path.dirname(self.path)
+            )
+        previous = self.last_checkpoint
+        target = os.path.join(self._checkpoints_dir, f"chk-{self._flushes + 1}")
+        Checkpoint(self._db).create_checkpoint(target)
+        self.last_checkpoint = target
+        super().flush()
+        if previous is not None:
+            shutil.rmtree(previous, ignore_errors=True)
+
     def _scan_key_group(self, key_group: int) -> list[tuple[bytes, bytes]]:
         """All raw ``(rocksdb key, value bytes)`` of one key group: a bounded range scan.
 
@@ -214,6 +277,9 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             self._db.close()
         finally:
             shutil.rmtree(self.path, ignore_errors=True)
+            if self._checkpoints_dir is not None:
+                shutil.rmtree(self._checkpoints_dir, ignore_errors=True)
+            self.last_checkpoint = None
             super().close()
 
     def __repr__(self) -> str:
