@@ -295,8 +295,16 @@ cdef class WriteBackLru(ValueStateCore):
         return value
 
     cpdef object put(self, object key_group, object key, object value):
-        cdef PyObject *found = PyDict_GetItem(self._slots, key)
-        cdef Py_ssize_t slot
+        cdef Py_ssize_t slot = self._prev[self.max_entries]
+        cdef PyObject *found
+        if self._size and <PyObject *>self._keys[slot] is <PyObject *>key:
+            # the most recently used entry (a read-modify-write's put after its get): no lookup
+            self._values[slot] = value
+            if not self._dirty[slot]:
+                self._dirty[slot] = 1
+                self._dirty_count += 1
+            return
+        found = PyDict_GetItem(self._slots, key)
         if found is not NULL:
             slot = <Py_ssize_t><object>found
             self._unlink(slot)
