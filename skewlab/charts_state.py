@@ -408,7 +408,8 @@ def unsorted_input_demo(spark, n: int = 2_000, k: int = 70) -> str:
 
 
 def value_state_table(result) -> pd.DataFrame:
-    """ops/ms (per CPU ms, and per wall-clock ms) per operation and backend, beside the seed's."""
+    """ops/ms (per CPU ms, per wall-clock ms, and of the untimed warm-up pass) per operation and
+    backend, beside the seed's."""
     s = result.summary
     rows = []
     for op, by_backend in s["ops_per_ms"].items():
@@ -419,6 +420,7 @@ def value_state_table(result) -> pd.DataFrame:
                     "backend": backend,
                     "ops/ms": ops,
                     "ops/wall-clock ms": s.get("ops_per_wall_ms", {}).get(op, {}).get(backend),
+                    "warm-up pass ops/ms": s.get("warmup_ops_per_ms", {}).get(op, {}).get(backend),
                     "seed ops/ms": s["seed_ops_per_ms"][op][backend],
                 }
             )
