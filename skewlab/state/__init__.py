@@ -1,8 +1,9 @@
 """Keyed state backends, Flink's way: heap, RocksDB, a cached RocksDB and single-key.
 
 Every backend implements :class:`~skewlab.state.base.KeyedStateBackend` (``get`` / ``put`` /
-``delete`` by ``(key_group, key)``, ``items`` over a key-group range, ``flush``, ``stats``,
-``close``). Pick one by name with :func:`create_backend`:
+``delete`` by ``(key_group, key)``, ``items`` over a key-group range, ``flush`` (a checkpoint;
+for ``rocksdb`` and ``cached``, RocksDB's own), ``stats``, ``close``). Pick one by name with
+:func:`create_backend`:
 
 ==============  ===================================================================
 ``heap``        Python objects in a dict per key group (HashMapStateBackend)
