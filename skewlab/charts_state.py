@@ -424,7 +424,9 @@ def value_state_table(result) -> pd.DataFrame:
                     "seed ops/ms": s["seed_ops_per_ms"][op][backend],
                 }
             )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    rates = [c for c in table.columns if c.endswith("ops/ms")]
+    return table.astype({c: "float" for c in rates}).round(0).astype({c: "Int64" for c in rates})
 
 
 def value_state_figure(result) -> go.Figure:

@@ -13,7 +13,7 @@ import pytest
 from skewlab import paths
 from skewlab.benchmarks import cache, value_state
 from skewlab.benchmarks import sorted as sorted_bench
-from skewlab.charts_state import zero_hit_cost_table
+from skewlab.charts_state import value_state_table, zero_hit_cost_table
 from skewlab.cli import main
 from skewlab.errors import SkewlabInputError
 
@@ -88,6 +88,11 @@ def test_value_state_experiment_measures_every_backend_and_operation():
         s["warmup_ops_per_ms"]["valueAdd"]["heap"] / s["warmup_ops_per_ms"]["valueAdd"]["rocksdb"]
     )
     assert "warm-up pass" in value_state.format_summary(result)
+    table = value_state_table(result)  # whole ops/ms, one row per (operation, backend)
+    assert len(table) == 9 and str(table["warm-up pass ops/ms"].dtype) == "Int64"
+    add_heap = table[(table["operation"] == "valueAdd") & (table["backend"] == "heap")].iloc[0]
+    assert add_heap["ops/ms"] == round(s["ops_per_ms"]["valueAdd"]["heap"])
+    assert add_heap["seed ops/ms"] == 9206
 
 
 @pytest.mark.parametrize("backend_name", value_state.BACKENDS)
