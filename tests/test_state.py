@@ -314,6 +314,8 @@ def test_checkpoint_is_a_rocksdb_checkpoint_and_only_the_latest_is_kept(backend_
     assert any(f.endswith(".sst") for f in files) and any(f.startswith("MANIFEST") for f in files)
     state.close()
     assert not os.path.exists(os.path.dirname(second)) and state.last_checkpoint is None
+    with pytest.raises(SkewlabInputError, match="no RocksDB checkpoint at"):
+        read_checkpoint(second)
 
 
 def test_cached_clean_evictions_write_nothing():

@@ -37,6 +37,7 @@ from typing import Any
 
 from rocksdict import AccessType, Checkpoint, Options, Rdict, ReadOptions, WriteOptions
 
+from skewlab.errors import SkewlabInputError
 from skewlab.state.base import Key, KeyedStateBackend, PickleSerializer, Serializer
 
 __all__ = [
@@ -116,7 +117,7 @@ def default_local_dir() -> str | None:
 
 def read_checkpoint(
     path: str | os.PathLike[str], serializer: Serializer | None = None
-) -> Iterator[tuple[int, Key, Any]]:
+) -> list[tuple[int, Key, Any]]:
     """Every ``(key_group, key, value)`` in a checkpoint directory that
     :meth:`RocksDBKeyedStateBackend.flush` wrote, read through a read-only RocksDB.
 
@@ -124,17 +125,20 @@ def read_checkpoint(
 
         >>> with RocksDBKeyedStateBackend() as state:
         ...     state.put(0, 7, "seven"); state.flush()
-        ...     list(read_checkpoint(state.last_checkpoint))
+        ...     read_checkpoint(state.last_checkpoint)
         [(0, 7, 'seven')]
     """
+    if path is None or not os.path.isfile(os.path.join(path, "CURRENT")):
+        raise SkewlabInputError(
+            f"no RocksDB checkpoint at {path!r}: give the directory a checkpoint wrote "
+            "(RocksDBKeyedStateBackend.last_checkpoint)"
+        )
     loads = (serializer if serializer is not None else PickleSerializer()).loads
     db = Rdict(os.fspath(path), Options(raw_mode=True), access_type=AccessType.read_only())
     try:
-        entries = list(db.items())
+        return [(*decode_key(raw_key), loads(raw_value)) for raw_key, raw_value in db.items()]
     finally:
         db.close()
-    for raw_key, raw_value in entries:
-        yield (*decode_key(raw_key), loads(raw_value))
 
 
 class RocksDBKeyedStateBackend(KeyedStateBackend):
