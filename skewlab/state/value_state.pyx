@@ -299,21 +299,18 @@ cdef class WriteBackLru(ValueStateCore):
         cdef PyObject *found
         if self._size and <PyObject *>self._keys[slot] is <PyObject *>key:
             # the most recently used entry (a read-modify-write's put after its get): no lookup
-            self._values[slot] = value
-            if not self._dirty[slot]:
-                self._dirty[slot] = 1
-                self._dirty_count += 1
-            return
-        found = PyDict_GetItem(self._slots, key)
-        if found is not NULL:
-            slot = <Py_ssize_t><object>found
             self._unlink(slot)
         else:
-            slot = self._free_slot()
-            self._keys[slot] = key
-            self._key_groups[slot] = key_group
-            self._dirty[slot] = 0
-            PyDict_SetItem(self._slots, key, slot)
+            found = PyDict_GetItem(self._slots, key)
+            if found is not NULL:
+                slot = <Py_ssize_t><object>found
+                self._unlink(slot)
+            else:
+                slot = self._free_slot()
+                self._keys[slot] = key
+                self._key_groups[slot] = key_group
+                self._dirty[slot] = 0
+                PyDict_SetItem(self._slots, key, slot)
         self._values[slot] = value
         if not self._dirty[slot]:
             self._dirty[slot] = 1
