@@ -21,10 +21,11 @@ compiled value-state core (:meth:`~skewlab.state.KeyedStateBackend.value_state_c
 what the strategies differ in -- the state access -- is what operator time measures, as in a
 JVM operator; RocksDB is reached through its backend's Python ``get`` / ``put``.
 
-Keyed strategies can take a checkpoint (``backend.flush()``: dirty cache entries to RocksDB)
-every ``checkpoint_interval_ms``, as the FLIP-325 benchmark does every second, and sample the
-cache hit ratio at each checkpoint: :func:`hit_ratio_gauge` is FLIP-325's
-``stateCacheHitRatio`` ("the cache hit ratio of state access operations, averaged per second").
+Keyed strategies can take a checkpoint (``backend.flush()``: dirty cache entries to RocksDB,
+then RocksDB's own checkpoint) every ``checkpoint_interval_ms``, as the FLIP-325 benchmark does
+every second, and sample the cache hit ratio at each checkpoint: :func:`hit_ratio_gauge` is
+FLIP-325's ``stateCacheHitRatio`` ("the cache hit ratio of state access operations, averaged
+per second").
 
 Results leave the operators through one of two sinks: ``collect`` keeps every key's count
 (checked against an oracle, e.g. :class:`collections.Counter` or Spark's ``groupBy().count()``),
@@ -381,7 +382,8 @@ class KeyedCount(_CountOperator):
         self.timer = now_ns + self.interval_ns
 
     def checkpoint(self, now_ns: int | None = None) -> None:
-        """Flush the backend (dirty cache entries to RocksDB) and sample the hit ratio."""
+        """Checkpoint the backend (:meth:`~skewlab.state.KeyedStateBackend.flush`) and sample
+        the hit ratio."""
         now_ns = time.time_ns() if now_ns is None else now_ns
         self.backend.flush()
         self.checkpoints += 1

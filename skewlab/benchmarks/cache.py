@@ -1,15 +1,16 @@
 """Seed 003 (FLIP-325): an LRU cache of objects in front of RocksDB, over the seed's own job.
 
 Input: longs ``0..N-1`` (``N = 2e7`` in ``full``), key ``(x % 500) + 500 * ((x / 1000) % 2)``,
-a count per key with one state read and one write per record and every updated count handed
-to a (discarding) collector, parallelism 1, a checkpoint every second (dirty cache entries
-flushed to RocksDB). Measured: RocksDB without a cache, and with caches of 250, 500 and 1,000
-entries -- the seed's 0%, 50% and 100% hit ratios. A sweep over cache sizes draws the hit-ratio
-and throughput curves. Speedups are ratios of median *operator* throughput: records per CPU
-second of the operator (the worker process's CPU time inside the operator calls, RocksDB's own
-threads included -- the measure that other processes on a shared machine do not inflate); beside
-them the same ratio on the wall clock (as the runtime times operator calls) and of end-to-end
-throughput (Spark job wall time).
+a count per key with one state read and one write per record and every updated count handed to
+a (discarding) collector, parallelism 1, a checkpoint every second (dirty cache entries written
+to RocksDB, then RocksDB's own checkpoint, which flushes its memtable). Measured: RocksDB
+without a cache, and with caches of 250, 500 and 1,000 entries -- the seed's 0%, 50% and 100%
+hit ratios. A sweep over cache sizes draws the hit-ratio and throughput curves. Speedups are
+ratios of median *operator* throughput: records per CPU second of the operator (the worker
+process's CPU time inside the operator calls, RocksDB's own threads included -- the measure
+that other processes on a shared machine do not inflate); beside them the same ratio on the
+wall clock (as the runtime times operator calls) and of end-to-end throughput (Spark job wall
+time).
 
 Seed figures: throughput with the cache is 0.956x / 1.87x / 21.6x of RocksDB alone.
 
