@@ -1,9 +1,10 @@
 """Render the lab's notebooks to a self-contained HTML report.
 
-Each notebook in ``notebooks/`` is executed through papermill with the parameters of a
-*report profile*, rendered to standalone HTML with nbconvert (skewlab's template: plotly.js
-inlined, no CDN), and linked from an ``index.html`` with a one-line summary each. A failing
-notebook is reported with its name and cell; the other reports are still written.
+Each notebook in ``notebooks/`` is executed through papermill with a profile (``tiny``,
+``quick`` or ``full``: the sizes of :mod:`skewlab.experiments.profiles`), rendered to standalone
+HTML with nbconvert (skewlab's template: plotly.js inlined, no CDN), and linked from an
+``index.html`` with a one-line summary each. A failing notebook is reported with its name and
+cell; the other reports are still written.
 
 Example::
 
@@ -24,97 +25,30 @@ from importlib import resources
 from pathlib import Path
 
 from skewlab import paths
-from skewlab.charts import REPORT_ENV
 from skewlab.errors import SkewlabInputError
+from skewlab.experiments.profiles import PROFILES
+from skewlab.validation import check_choice
+from skewlab.viz.render import REPORT_ENV
 
-#: notebook stem -> papermill parameters, per profile. Notebooks not listed run with their
-#: own defaults. ``tiny`` is what the test suite uses.
-REPORT_PROFILES: dict[str, dict[str, dict[str, object]]] = {
-    "tiny": {
-        "00_hot_keys": {"n_views": 2_000, "n_users": 500, "n_tweets": 50},
-        "01_ebs_latency_math": {"probe_size_mb": 2, "probe_seconds": 1, "run_views": 2_000},
-        "02_key_salting": {
-            "n_views": 2_000,
-            "n_users": 500,
-            "n_tweets": 5,
-            "routing_parallelism": 4,
-            "n_event_users": 1_000,
-        },
-        "03_memory_buffering": {
-            "cardinalities": [1_000, 20],
-            "n_views": 2_000,
-            "n_users": 1_000,
-            "runs": 1,
-            "source_rate": 2_000,
-            "sweep_views": 1_000,
-            "trigger_intervals": [20, 200],
-        },
-        "04_lru_state_cache": {
-            "n_records": 20_000,
-            "sweep_records": 10_000,
-            "costs_records": 20_000,
-            "runs": 1,
-            "sweep_sizes": [250, 500, 1000],
-        },
-        "05_sorted_batch_execution": {
-            "n_records": 20_000,
-            "n_keys": 2_000,
-            "runs": 1,
-            "value_state_keys": 2_000,
-        },
-    },
-    "quick": {
-        "00_hot_keys": {"n_views": 100_000, "n_users": 25_000, "n_tweets": 1_000},
-        "01_ebs_latency_math": {"probe_size_mb": 16, "probe_seconds": 3},
-        "02_key_salting": {"n_views": 20_000, "n_users": 5_000, "n_event_users": 10_000},
-        "03_memory_buffering": {
-            "cardinalities": [20_000, 1_000, 100, 20, 1],
-            "runs": 1,
-            "sweep_views": 6_000,
-        },
-        "04_lru_state_cache": {
-            "n_records": 2_000_000,
-            "sweep_records": 300_000,
-            "costs_records": 500_000,
-            "runs": 1,
-        },
-        "05_sorted_batch_execution": {
-            "n_records": 2_000_000,
-            "n_keys": 200_000,
-            "runs": 1,
-            "value_state_keys": 200_000,
-        },
-    },
-    "full": {
-        "00_hot_keys": {"n_views": 1_000_000, "n_users": 25_000, "n_tweets": 20_000},
-        "01_ebs_latency_math": {"probe_size_mb": 256, "probe_seconds": 20, "run_views": 100_000},
-        "02_key_salting": {
-            "n_views": 100_000,
-            "n_users": 25_000,
-            "n_tweets": 20,
-            "n_event_users": 100_000,
-        },
-        "03_memory_buffering": {
-            "cardinalities": [20_000, 10_000, 5_000, 1_000, 500, 100, 50, 20, 10, 5, 2, 1],
-            "runs": 5,
-            "sweep_views": 20_000,
-            "trigger_intervals": [5, 10, 20, 50, 100, 200, 500],
-        },
-        "04_lru_state_cache": {
-            "n_records": 20_000_000,
-            "sweep_records": 2_000_000,
-            "costs_records": 2_000_000,
-            "runs": 3,
-        },
-        "05_sorted_batch_execution": {
-            "n_records": 40_000_000,
-            "n_keys": 4_000_000,
-            "runs": 3,
-            "value_state_keys": 500_000,
-        },
-    },
-}
-PROFILES = ("quick", "full")
+#: what the kernel is started with: its own warnings (e.g. "running over TCP without
+#: encryption", about the loopback connection papermill makes) stay out of the terminal
+KERNEL_ARGUMENTS = ["--log-level=ERROR"]
+
+
+def notebook_parameters(nb_path: Path, profile: str) -> dict[str, object]:
+    """The papermill parameters of one notebook in a report: its ``profile``, which every lab
+    notebook's ``parameters`` cell declares and reads its sizes from
+    (:mod:`skewlab.experiments.profiles`). A notebook without a ``parameters`` cell gets none.
+
+    Example::
+
+        >>> from skewlab import paths
+        >>> notebook_parameters(paths.notebooks_dir() / "00_hot_keys.ipynb", "tiny")
+        {'profile': 'tiny'}
+    """
+    cells = json.loads(Path(nb_path).read_text(encoding="utf-8")).get("cells", [])
+    tagged = any("parameters" in c.get("metadata", {}).get("tags", []) for c in cells)
+    return {"profile": profile} if tagged else {}
 
 
 @dataclass
@@ -237,6 +171,7 @@ def render_notebook(
             cwd=str(nb_path.parent),
             progress_bar=False,
             log_output=False,
+            extra_arguments=KERNEL_ARGUMENTS,
         )
     except Exception as exc:  # noqa: BLE001 - any failure is reported, the rest still rendered
         error = _describe_failure(exc)
@@ -309,7 +244,8 @@ def render_report(
     """Execute and render every notebook with a report profile's parameters.
 
     Args:
-        profile: ``quick`` (minutes), ``full`` (the seeds' sizes), or ``tiny`` (tests).
+        profile: ``quick`` (minutes), ``full`` (the seeds' sizes), or ``tiny`` (seconds; what
+            the tests render).
         out: output directory (default ``reports/``); must not be an existing file.
         notebooks: the notebooks to run (default: all of ``notebooks/``).
         progress: show a progress bar.
@@ -321,10 +257,7 @@ def render_report(
     """
     from tqdm.auto import tqdm
 
-    if profile not in REPORT_PROFILES:
-        raise SkewlabInputError(
-            f"unknown report profile {profile!r}: use one of {', '.join(PROFILES)}"
-        )
+    check_choice("report profile (--profile)", profile, PROFILES)
     out_dir = Path(out) if out is not None else paths.reports_dir()
     if out_dir.exists() and not out_dir.is_dir():
         raise SkewlabInputError(f"output path {str(out_dir)!r} exists and is a file")
@@ -337,7 +270,7 @@ def render_report(
     bar = tqdm(nb_paths, desc="report", unit="notebook", disable=not progress)
     for nb_path in bar:
         bar.set_postfix_str(nb_path.stem)
-        params = REPORT_PROFILES[profile].get(nb_path.stem, {})
+        params = notebook_parameters(nb_path, profile)
         result.notebooks.append(render_notebook(nb_path, out_dir, params, kernel_name))
     result.seconds = time.perf_counter() - started
     write_index(result)

@@ -8,7 +8,7 @@ import pytest
 @pytest.fixture(scope="session")
 def spark():
     """The session skewlab itself makes (``local[*]`` unless SKEWLAB_SPARK_MASTER says else)."""
-    from skewlab.spark import get_spark
+    from skewlab.engine.session import get_spark
 
     session = get_spark(app_name="skewlab-tests")
     yield session

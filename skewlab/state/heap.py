@@ -6,11 +6,11 @@ No serialisation at all: ``get`` hands out the stored object itself. ``reads`` /
 Example::
 
     >>> from skewlab.state.heap import HeapKeyedStateBackend
-    >>> state = HeapKeyedStateBackend()
-    >>> state.put(7, 42, {"views": 1})
-    >>> state.get(7, 42), state.get(7, 43)
+    >>> backend = HeapKeyedStateBackend()
+    >>> backend.put(7, 42, {"views": 1})
+    >>> backend.get(7, 42), backend.get(7, 43)
     ({'views': 1}, None)
-    >>> list(state.items([7]))
+    >>> list(backend.items([7]))
     [(7, 42, {'views': 1})]
 """
 
@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from skewlab.state.base import CoreBackedStateBackend, Key
+from skewlab.state.api import CoreBackedStateBackend, Key
+from skewlab.state.key_groups import KeyGroupRange
 from skewlab.state.value_state import HeapValueState
 
 __all__ = ["HeapKeyedStateBackend"]
@@ -30,21 +31,23 @@ class HeapKeyedStateBackend(CoreBackedStateBackend):
 
     Example::
 
-        >>> with HeapKeyedStateBackend(track_keys=True) as state:
-        ...     state.put(0, "a", 1); _ = state.get(0, "a"); _ = state.get(0, "a")
-        ...     state.stats.reads_per_key
+        >>> with HeapKeyedStateBackend(track_keys=True) as backend:
+        ...     backend.put(0, "a", 1); _ = backend.get(0, "a"); _ = backend.get(0, "a")
+        ...     backend.stats.reads_per_key
         {'a': 2}
     """
 
     name = "heap"
 
-    def __init__(self, *, track_keys: bool = False) -> None:
-        super().__init__(HeapValueState(), track_keys=track_keys)
+    def __init__(
+        self, *, key_group_range: KeyGroupRange | None = None, track_keys: bool = False
+    ) -> None:
+        super().__init__(HeapValueState(), key_group_range=key_group_range, track_keys=track_keys)
         self._tables = self._core.tables
 
-    def items(self, key_groups: Iterable[int]) -> Iterator[tuple[int, Key, Any]]:
+    def items(self, key_groups: Iterable[int] | None = None) -> Iterator[tuple[int, Key, Any]]:
         tables = self._tables
-        for key_group in key_groups:
+        for key_group in self.key_group_range if key_groups is None else key_groups:
             table = tables.get(key_group)
             if table:
                 for key, value in list(table.items()):
@@ -55,7 +58,7 @@ class HeapKeyedStateBackend(CoreBackedStateBackend):
 
         Example::
 
-            >>> state = HeapKeyedStateBackend(); state.put(0, "a", 1); len(state)
+            >>> backend = HeapKeyedStateBackend(); backend.put(0, "a", 1); len(backend)
             1
         """
         return sum(len(table) for table in self._tables.values())

@@ -20,9 +20,9 @@ so the entries of one key group are one contiguous range, which :meth:`items` sc
 Example::
 
     >>> from skewlab.state.rocksdb import RocksDBKeyedStateBackend
-    >>> with RocksDBKeyedStateBackend() as state:
-    ...     state.put(5, "tweet-9", {"views": 3})
-    ...     state.get(5, "tweet-9"), state.stats.reads, state.stats.writes
+    >>> with RocksDBKeyedStateBackend() as backend:
+    ...     backend.put(5, "tweet-9", {"views": 3})
+    ...     backend.get(5, "tweet-9"), backend.stats.reads, backend.stats.writes
     ({'views': 3}, 1, 1)
 """
 
@@ -35,10 +35,12 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rocksdict import AccessType, Checkpoint, Options, Rdict, ReadOptions, WriteOptions
+from rocksdict import AccessType, Checkpoint, Options, Rdict, ReadOptions, WriteBatch, WriteOptions
 
 from skewlab.errors import SkewlabInputError
-from skewlab.state.base import Key, KeyedStateBackend, PickleSerializer, Serializer
+from skewlab.state.api import Key, KeyedStateBackend, PickleSerializer, Serializer
+from skewlab.state.key_groups import KeyGroupRange
+from skewlab.state.value_state import CallbackValueState, ValueStateCore
 
 __all__ = [
     "RocksDBKeyedStateBackend",
@@ -123,9 +125,9 @@ def read_checkpoint(
 
     Example::
 
-        >>> with RocksDBKeyedStateBackend() as state:
-        ...     state.put(0, 7, "seven"); state.flush()
-        ...     read_checkpoint(state.last_checkpoint)
+        >>> with RocksDBKeyedStateBackend() as backend:
+        ...     backend.put(0, 7, "seven"); backend.flush()
+        ...     read_checkpoint(backend.last_checkpoint)
         [(0, 7, 'seven')]
     """
     if path is None or not os.path.isfile(os.path.join(path, "CURRENT")):
@@ -149,31 +151,31 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
     Example::
 
         >>> import os
-        >>> state = RocksDBKeyedStateBackend()
-        >>> state.put(0, 1, "one")
-        >>> path = state.path
-        >>> state.close(); os.path.exists(path)
+        >>> backend = RocksDBKeyedStateBackend()
+        >>> backend.put(0, 1, "one")
+        >>> path = backend.path
+        >>> backend.close(); os.path.exists(path)
         False
     """
 
     name = "rocksdb"
+    on_disk = True
 
     def __init__(
         self,
         *,
         serializer: Serializer | None = None,
         local_dir: str | os.PathLike[str] | None = None,
+        key_group_range: KeyGroupRange | None = None,
         track_keys: bool = False,
     ) -> None:
-        super().__init__(track_keys=track_keys)
+        super().__init__(key_group_range=key_group_range, track_keys=track_keys)
         self.serializer = serializer if serializer is not None else PickleSerializer()
         if local_dir is None:
             local_dir = default_local_dir()
         if local_dir is not None:
             os.makedirs(local_dir, exist_ok=True)
         self.path = tempfile.mkdtemp(prefix="skewlab-rocksdb-", dir=local_dir)
-        #: the directory of the latest checkpoint (``None`` before the first :meth:`flush`)
-        self.last_checkpoint: str | None = None
         self._checkpoints_dir: str | None = None
         try:
             options = Options(raw_mode=True)
@@ -192,16 +194,14 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         self._dumps = self.serializer.dumps
         self._loads = self.serializer.loads
         self._str_prefixes = _STR_PREFIXES
-        self._bind_hot_path()
 
-    def _bind_hot_path(self) -> None:
-        """Set the instance's ``get`` / ``put`` (here: wrapped only when keys are tracked)."""
-        if self.track_keys:
-            self._install_api_key_tracking()
+    def _create_value_state(self) -> ValueStateCore:
+        """RocksDB's point reads and writes (:meth:`_get`, :meth:`_put`, :meth:`_delete`)."""
+        return CallbackValueState(self._get, self._put, self._delete)
 
-    # The key encoding of encode_key() is inlined below: one call less per access.
+    # The storage accesses. The key encoding of encode_key() is inlined: one call less each.
 
-    def get(self, key_group: int, key: Key) -> Any | None:
+    def _get(self, key_group: int, key: Key) -> Any | None:
         if type(key) is str:
             raw = self._db_get(self._str_prefixes[key_group] + key.encode())
         else:
@@ -212,7 +212,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         self._bytes_deserialized += len(raw)
         return self._loads(raw)
 
-    def put(self, key_group: int, key: Key, value: Any) -> None:
+    def _put(self, key_group: int, key: Key, value: Any) -> None:
         data = self._dumps(value)
         if type(key) is str:
             self._db_put(self._str_prefixes[key_group] + key.encode(), data)
@@ -221,7 +221,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         self._writes += 1
         self._bytes_serialized += len(data)
 
-    def delete(self, key_group: int, key: Key) -> None:
+    def _delete(self, key_group: int, key: Key) -> None:
         if type(key) is str:
             self._db_delete(self._str_prefixes[key_group] + key.encode())
         else:
@@ -239,9 +239,9 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
 
         Example::
 
-            >>> with RocksDBKeyedStateBackend() as state:
-            ...     state.put(3, "a", 1); state.flush(); state.put(3, "a", 2)
-            ...     sorted(read_checkpoint(state.last_checkpoint)), state.get(3, "a")
+            >>> with RocksDBKeyedStateBackend() as backend:
+            ...     backend.put(3, "a", 1); backend.flush(); backend.put(3, "a", 2)
+            ...     sorted(read_checkpoint(backend.last_checkpoint)), backend.get(3, "a")
             ([(3, 'a', 1)], 2)
         """
         if self._checkpoints_dir is None:
@@ -256,6 +256,32 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         if previous is not None:
             shutil.rmtree(previous, ignore_errors=True)
 
+    def put_all(self, entries: Iterable[tuple[int, Key, Any]]) -> None:
+        """Write every ``(key_group, key, value)`` in one RocksDB write batch (WAL off).
+
+        Example::
+
+            >>> with RocksDBKeyedStateBackend() as backend:
+            ...     backend.put_all([(0, "a", 1), (1, "b", 2)])
+            ...     sorted(backend.items([0, 1])), backend.stats.writes
+            ([(0, 'a', 1), (1, 'b', 2)], 2)
+        """
+        dumps = self._dumps
+        batch = WriteBatch(raw_mode=True)
+        count = size = 0
+        writes_per_key = self._writes_per_key
+        for key_group, key, value in entries:
+            data = dumps(value)
+            batch.put(encode_key(key_group, key), data)
+            count += 1
+            size += len(data)
+            if writes_per_key is not None:
+                writes_per_key[key] = writes_per_key.get(key, 0) + 1
+        if count:
+            self._db.write(batch, self._write_options)
+        self._writes += count
+        self._bytes_serialized += size
+
     def _scan_key_group(self, key_group: int) -> list[tuple[bytes, bytes]]:
         """All raw ``(rocksdb key, value bytes)`` of one key group: a bounded range scan.
 
@@ -266,9 +292,9 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             read_options.set_iterate_upper_bound(_KEY_GROUP.pack(key_group + 1))
         return list(self._db.items(from_key=_KEY_GROUP.pack(key_group), read_opt=read_options))
 
-    def items(self, key_groups: Iterable[int]) -> Iterator[tuple[int, Key, Any]]:
+    def items(self, key_groups: Iterable[int] | None = None) -> Iterator[tuple[int, Key, Any]]:
         loads = self._loads
-        for key_group in key_groups:
+        for key_group in self.key_group_range if key_groups is None else key_groups:
             for raw_key, raw_value in self._scan_key_group(key_group):
                 self._bytes_deserialized += len(raw_value)
                 yield key_group, decode_key(raw_key)[1], loads(raw_value)

@@ -28,7 +28,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from skewlab.state.base import CoreBackedStateBackend, Key
+from skewlab.state.api import CoreBackedStateBackend, Key
+from skewlab.state.key_groups import KeyGroupRange
 from skewlab.state.value_state import SingleKeyValueState
 
 __all__ = ["SingleKeyStateBackend"]
@@ -38,8 +39,8 @@ class SingleKeyStateBackend(CoreBackedStateBackend):
     """Holds only the current key's value; keys must arrive sorted by ``(key_group, key)``.
 
     ``reads`` / ``writes`` / ``deletes`` count calls (memory accesses). The value state is
-    compiled (:class:`~skewlab.state.value_state.SingleKeyValueState`) and bound as this
-    backend's ``get`` / ``put`` / ``delete``.
+    compiled (:class:`~skewlab.state.value_state.SingleKeyValueState`); a new key is Flink's
+    ``setCurrentKey``, which checks the sort order.
 
     Example::
 
@@ -50,15 +51,19 @@ class SingleKeyStateBackend(CoreBackedStateBackend):
 
     name = "single_key"
 
-    def __init__(self, *, track_keys: bool = False) -> None:
-        super().__init__(SingleKeyValueState(), track_keys=track_keys)
+    def __init__(
+        self, *, key_group_range: KeyGroupRange | None = None, track_keys: bool = False
+    ) -> None:
+        super().__init__(
+            SingleKeyValueState(), key_group_range=key_group_range, track_keys=track_keys
+        )
 
-    def items(self, key_groups: Iterable[int]) -> Iterator[tuple[int, Key, Any]]:
+    def items(self, key_groups: Iterable[int] | None = None) -> Iterator[tuple[int, Key, Any]]:
         """Only the current key (if it has a value and its key group is asked for)."""
         current = self._core.current
         if current is None or current[2] is None:
             return
-        for key_group in key_groups:
+        for key_group in self.key_group_range if key_groups is None else key_groups:
             if key_group == current[0]:
                 yield current
                 return

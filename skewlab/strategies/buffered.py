@@ -2,53 +2,86 @@
 
 The buffer is operator-level (one per subtask, for all its keys), flushed when it holds
 ``max_count`` records or every ``trigger_interval_ms``; per-key order is kept because a key's
-records never leave their subtask. Three buffers: ``list`` (the seed's ``Vector`` per key,
-reduced at flush), ``preaggregate`` (one running state per key) and ``vectorized`` (Arrow
-slices, hashes computed by Spark, registers folded with numpy -- identical registers).
+records never leave their subtask. Three buffers (:mod:`skewlab.operators.buffers`): ``list``
+(the seed's ``Vector`` per key, reduced at flush), ``preaggregate`` (one running state per key)
+and ``vectorized`` (Arrow slices, hashes computed by Spark, registers folded with numpy --
+identical registers).
 
 Example::
 
-    >>> from skewlab.runtime import RunConfig
-    >>> config = RunConfig("buffered", trigger_interval_ms=100, max_count=1000)
-    >>> run_strategy(views, config)  # doctest: +SKIP
+    >>> Buffered(trigger_interval_ms=100, max_count=1000).parameters()
+    {'backend': 'rocksdb', 'trigger_interval_ms': 100, 'max_count': 1000, 'buffer': 'vectorized'}
+    >>> run_strategy(views, Buffered(buffer="list"))  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from skewlab.hll import spark_register_columns
-from skewlab.operators import BUFFERS, USER_RANK, USER_REGISTER, VIEW_RANK, VIEW_REGISTER
-from skewlab.runtime import StageSpec, collect_stage, run_stage
-from skewlab.stats import StatsSerializer, StatsState
-from skewlab.strategies._keyed import VIEW_INPUT, fold, with_seq
+from dataclasses import dataclass
+from functools import partial
+from typing import ClassVar
+
+from skewlab.aggregates.hll import spark_register_columns
+from skewlab.operators.buffers import (
+    BUFFER_KINDS,
+    BUFFERS,
+    USER_RANK,
+    USER_REGISTER,
+    VIEW_RANK,
+    VIEW_REGISTER,
+)
+from skewlab.strategies.keyed import run_single_stage, with_seq
+from skewlab.strategies.parameters import KeyedStateParameters
+from skewlab.validation import check_choice, check_number, check_whole
+
+__all__ = ["Buffered"]
 
 
-def run(spark, views, config):
-    from pyspark.sql import functions as F
+@dataclass(frozen=True, kw_only=True)
+class Buffered(KeyedStateParameters):
+    """The buffer, flushed every ``trigger_interval_ms`` (ms, >= 0; 0: no timer, count-triggered
+    only) or at ``max_count`` records, then the keyed reduce of the partials on ``backend``."""
 
-    extra = ()
-    views = with_seq(views)
-    if config.buffer == "vectorized":
-        # the user sketch's registers sit after the view sketch's in a key's slot
-        m = 1 << config.precision
-        v_idx, v_rank = spark_register_columns(F.xxhash64("view_id"), config.precision)
-        u_idx, u_rank = spark_register_columns(F.xxhash64("user_id"), config.precision)
-        views = views.select(
+    name: ClassVar[str] = "buffered"
+
+    trigger_interval_ms: float = 100.0
+    max_count: int = 1000
+    buffer: str = "vectorized"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_number(
+            "trigger_interval_ms (--trigger-interval-ms)", self.trigger_interval_ms, minimum=0
+        )
+        check_whole("max_count (--max-count)", self.max_count, 1)
+        check_choice("buffer (--buffer)", self.buffer, BUFFER_KINDS)
+
+    def run(self, spark, views, job):
+        views, extra = with_seq(views), ()
+        if self.buffer == "vectorized":
+            views, extra = self._with_register_columns(views), (
+                VIEW_REGISTER, VIEW_RANK, USER_REGISTER, USER_RANK
+            )  # fmt: skip
+        operator = partial(
+            BUFFERS[self.buffer],
+            state_backend=self.state_backend(),
+            max_count=self.max_count,
+            trigger_interval_ms=self.trigger_interval_ms,
+            precision=self.precision,
+        )
+        return run_single_stage(spark, views, self, job, operator, extra_input=extra, buffers=True)
+
+    def _with_register_columns(self, views):
+        """Each view's register index and rank in both sketches, computed by Spark; the user
+        sketch's registers sit after the view sketch's in a key's slot."""
+        from pyspark.sql import functions as F
+
+        m = 1 << self.precision
+        v_idx, v_rank = spark_register_columns(F.xxhash64("view_id"), self.precision)
+        u_idx, u_rank = spark_register_columns(F.xxhash64("user_id"), self.precision)
+        return views.select(
             "*",
             v_idx.alias(VIEW_REGISTER),
             v_rank.alias(VIEW_RANK),
             (u_idx + F.lit(m)).alias(USER_REGISTER),
             u_rank.alias(USER_RANK),
         )
-        extra = (VIEW_REGISTER, VIEW_RANK, USER_REGISTER, USER_RANK)
-    stage = StageSpec(
-        name="1:buffered",
-        config=config,
-        key_col="tweet_id",
-        operator=BUFFERS[config.buffer],
-        final=True,
-        serializer=StatsSerializer,
-        input_columns=(*VIEW_INPUT, *extra),
-        output=StatsState.to_stats,
-    )
-    out = collect_stage(run_stage(views, spark, stage), StatsSerializer)
-    return fold(config, out, buffers=True), out.results

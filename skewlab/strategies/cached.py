@@ -1,17 +1,41 @@
-"""``cached``: the naive reduce over FLIP-325's cached backend (write-back LRU over RocksDB).
+"""``cached``: the naive reduce over FLIP-325's write-back LRU cache in front of RocksDB.
 
 Example::
 
-    >>> run_strategy(views, RunConfig("cached", cache_entries=500))  # doctest: +SKIP
+    >>> Cached(cache_entries=500).parameters()
+    {'cache_entries': 500}
+    >>> run_strategy(views, Cached(cache_entries=500))  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass
+from functools import partial
+from typing import ClassVar
 
-from skewlab.operators import KeyedReduce
-from skewlab.strategies._keyed import run_single_stage
+from skewlab.aggregates.stats_state import StatsSerializer
+from skewlab.operators.reduce import KeyedReduce
+from skewlab.state.state_backend import StateBackend
+from skewlab.strategies.keyed import run_single_stage
+from skewlab.strategies.parameters import StrategyParameters
+from skewlab.validation import check_whole
+
+__all__ = ["Cached"]
 
 
-def run(spark, views, config):
-    return run_single_stage(spark, views, replace(config, backend="cached"), KeyedReduce)
+@dataclass(frozen=True, kw_only=True)
+class Cached(StrategyParameters):
+    """The naive keyed reduce over an LRU cache of ``cache_entries`` objects over RocksDB."""
+
+    name: ClassVar[str] = "cached"
+
+    cache_entries: int = 1000
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_whole("cache_entries (--cache-entries)", self.cache_entries, 0)
+
+    def run(self, spark, views, job):
+        backend = StateBackend("cached", max_entries=self.cache_entries, serializer=StatsSerializer)
+        operator = partial(KeyedReduce, state_backend=backend, precision=self.precision)
+        return run_single_stage(spark, views, self, job, operator)

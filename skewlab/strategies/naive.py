@@ -2,14 +2,33 @@
 
 Example::
 
-    >>> run_strategy(views, RunConfig("naive", backend="rocksdb"))  # doctest: +SKIP
+    >>> Naive(backend="heap").parameters()
+    {'backend': 'heap'}
+    >>> run_strategy(views, Naive(backend="rocksdb"))  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from skewlab.operators import KeyedReduce
-from skewlab.strategies._keyed import run_single_stage
+from dataclasses import dataclass
+from functools import partial
+from typing import ClassVar
+
+from skewlab.operators.reduce import KeyedReduce
+from skewlab.strategies.keyed import run_single_stage
+from skewlab.strategies.parameters import KeyedStateParameters
+
+__all__ = ["Naive"]
 
 
-def run(spark, views, config):
-    return run_single_stage(spark, views, config, KeyedReduce)
+@dataclass(frozen=True, kw_only=True)
+class Naive(KeyedStateParameters):
+    """The naive keyed reduce, on ``backend`` (heap, rocksdb, or cached with
+    ``cache_entries``)."""
+
+    name: ClassVar[str] = "naive"
+
+    def run(self, spark, views, job):
+        operator = partial(
+            KeyedReduce, state_backend=self.state_backend(), precision=self.precision
+        )
+        return run_single_stage(spark, views, self, job, operator)

@@ -3,8 +3,9 @@
 ``keyBy (tweet, salt) -> reduce`` (a running partial per record, Flink-style) ``-> unsalt ->
 keyBy tweet -> reduce``. The salt of a view is ``pmod(xxhash64(view_id), salt_buckets)``. The
 HLL union survives the running partials (idempotent); a counter would not -- see
-:mod:`skewlab.salting`. Salting spreads a hot key over ``salt_buckets`` subtasks but gives up
-per-key order: the final reduce sees a key's records in whatever order the exchange delivers.
+:mod:`skewlab.experiments.salting`. Salting spreads a hot key over ``salt_buckets`` subtasks
+but gives up per-key order: the final reduce sees a key's records in whatever order the
+exchange delivers.
 
 Spark runs the two stages one after the other (a shuffle is a stage barrier), so a record's
 latency from the first operator to the final emission includes the rest of stage one: salted
@@ -12,27 +13,34 @@ latency here is a batch artefact, far above what a streaming exchange would add.
 
 Example::
 
-    >>> run_strategy(views, RunConfig("salted", salt_buckets=4))  # doctest: +SKIP
+    >>> Salted(salt_buckets=4).parameters()
+    {'backend': 'rocksdb', 'salt_buckets': 4}
+    >>> run_strategy(views, Salted(salt_buckets=4))  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
+from typing import ClassVar
 
-from skewlab.operators import KeyedReduce, PartialsReduce
-from skewlab.runtime import StageSpec, collect_stage, run_stage
-from skewlab.stats import StatsSerializer, StatsState
-from skewlab.strategies._keyed import VIEW_INPUT, fold, with_seq
+from skewlab.aggregates.stats_state import StatsSerializer, StatsState
+from skewlab.engine.job import collect_stage, run_stage
+from skewlab.engine.stage import StageSpec
+from skewlab.operators.reduce import KeyedReduce, PartialsReduce
+from skewlab.operators.running_count import SALT, SALTED_KEY
+from skewlab.strategies.keyed import VIEW_INPUT, fold, with_seq
+from skewlab.strategies.parameters import KeyedStateParameters
+from skewlab.validation import check_whole
 
-SALT, SALTED_KEY = "_salt", "_salted_key"
+__all__ = ["Salted", "with_salt"]
 
 
 def with_salt(df, key_col: str, id_col: str, salt_buckets: int):
     """``df`` with ``_salt = pmod(xxhash64(id_col), salt_buckets)`` and
     ``_salted_key = key || '-' || salt`` (null when the key is null, so it is rejected).
 
-    The salt is a function of the record's id (a rerun salts every record
-    the same way).
+    The salt is a function of the record's id (a rerun salts every record the same way).
     """
     from pyspark.sql import functions as F
 
@@ -43,29 +51,47 @@ def with_salt(df, key_col: str, id_col: str, salt_buckets: int):
     return df.withColumn(SALT, salt).withColumn(SALTED_KEY, salted)
 
 
-def run(spark, views, config):
-    views = with_salt(with_seq(views), "tweet_id", "view_id", config.salt_buckets)
-    partials = StageSpec(
-        name="1:salted-partial",
-        config=config,
-        key_col=SALTED_KEY,
-        operator=partial(KeyedReduce, key_col=SALTED_KEY, emit_key_col="tweet_id"),
-        final=False,
-        serializer=StatsSerializer,
-        input_columns=(*VIEW_INPUT, "tweet_id"),
-    )
-    final = StageSpec(
-        name="2:salted-final",
-        config=config,
-        key_col="key",
-        operator=PartialsReduce,
-        final=True,
-        serializer=StatsSerializer,
-        order_by=(),  # arrival order is whatever the exchange delivers
-        source=False,
-        input_columns=("value", "arrival_ns", "seq"),
-        output=StatsState.to_stats,
-    )
-    stage1 = run_stage(views, spark, partials)
-    out = collect_stage(run_stage(stage1, spark, final), StatsSerializer)
-    return fold(config, out), out.results
+@dataclass(frozen=True, kw_only=True)
+class Salted(KeyedStateParameters):
+    """Two keyed stages: running partials per (tweet, salt), then their union per tweet; both
+    reduces on ``backend``."""
+
+    name: ClassVar[str] = "salted"
+
+    salt_buckets: int = 4
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_whole("salt_buckets (--salt-buckets)", self.salt_buckets, 1)
+
+    def run(self, spark, views, job):
+        views = with_salt(with_seq(views), "tweet_id", "view_id", self.salt_buckets)
+        backend = self.state_backend()
+        partials = StageSpec(
+            name="1:salted-partial",
+            key_col=SALTED_KEY,
+            operator=partial(
+                KeyedReduce,
+                state_backend=backend,
+                precision=self.precision,
+                key_col=SALTED_KEY,
+                emit_key_col="tweet_id",
+            ),
+            final=False,
+            serializer=StatsSerializer,
+            input_columns=(*VIEW_INPUT, "tweet_id"),
+        )
+        final = StageSpec(
+            name="2:salted-final",
+            key_col="key",
+            operator=partial(PartialsReduce, state_backend=backend),
+            final=True,
+            serializer=StatsSerializer,
+            order_by=(),  # arrival order is whatever the exchange delivers
+            source=False,
+            input_columns=("value", "arrival_ns", "seq"),
+            output_map=StatsState.to_stats,
+        )
+        stage1 = run_stage(views, spark, partials, job)
+        out = collect_stage(run_stage(stage1, spark, final, job), StatsSerializer)
+        return fold(self, job, out), out.results

@@ -6,48 +6,52 @@ Python operator is measured against; it has no per-record state access, latency 
 
 Example::
 
-    >>> run_strategy(views, RunConfig("spark_sql"))  # doctest: +SKIP
+    >>> SparkSql().parameters()
+    {}
+    >>> run_strategy(views, SparkSql())  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import ClassVar
 
-from skewlab.runtime import RunResult
-from skewlab.stats import result_digest, spark_reference_aggregate
+from skewlab.aggregates.digest import result_digest
+from skewlab.aggregates.reference import spark_reference_aggregate
+from skewlab.engine.metrics import RunResult
+from skewlab.strategies.parameters import StrategyParameters
+
+__all__ = ["SparkSql"]
 
 
-def run(spark, views, config):
-    from pyspark.sql import functions as F
+@dataclass(frozen=True, kw_only=True)
+class SparkSql(StrategyParameters):
+    """Spark SQL's hash aggregation of the registers; its operator time is its job time."""
 
-    counts = views.agg(F.count(F.lit(1)).alias("n"), F.count("tweet_id").alias("keyed")).first()
-    started = time.perf_counter()
-    results = spark_reference_aggregate(views, config.precision)
-    wall = time.perf_counter() - started
-    processed = int(counts.keyed)
-    result = RunResult(
-        strategy="spark_sql",
-        parameters=config.parameters(),
-        records_in=int(counts.n),
-        records_processed=processed,
-        records_rejected=int(counts.n) - processed,
-        records_out=len(results),
-        keys=len(results),
-        wall_seconds=wall,
-        operator_seconds=wall,
-        operator_records_per_second=processed / wall if wall else None,
-        e2e_records_per_second=processed / wall if wall else None,
-        state_reads=None,
-        state_writes=None,
-        bytes_serialized=None,
-        cache_hits=None,
-        cache_misses=None,
-        cache_hit_ratio=None,
-        buffer_flushes=None,
-        latency_p50_ms=None,
-        latency_p99_ms=None,
-        peak_memory_bytes=None,
-        order_violations=None,
-        result_digest=result_digest(results),
-    )
-    return result, results
+    name: ClassVar[str] = "spark_sql"
+
+    def run(self, spark, views, job):
+        from pyspark.sql import functions as F
+
+        counts = views.agg(F.count(F.lit(1)).alias("n"), F.count("tweet_id").alias("keyed")).first()
+        started = time.perf_counter()
+        results = spark_reference_aggregate(views, self.precision)
+        wall = time.perf_counter() - started
+        processed = int(counts.keyed)
+        rate = processed / wall if wall else None
+        result = RunResult(
+            strategy=self.name,
+            parameters=job.parameters() | self.parameters(),
+            records_in=int(counts.n),
+            records_processed=processed,
+            records_rejected=int(counts.n) - processed,
+            records_out=len(results),
+            keys=len(results),
+            wall_seconds=wall,
+            operator_seconds=wall,
+            result_digest=result_digest(results),
+            operator_records_per_second=rate,
+            e2e_records_per_second=rate,
+        )
+        return result, results

@@ -1,0 +1,80 @@
+"""The ``skewlab`` command line.
+
+Each command lives in its own module of this package (found automatically) and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` to the function that runs
+it.
+
+Example::
+
+    $ skewlab generate --views 100000 --users 25000 --tweets 20 --seed 1
+    $ skewlab report --profile quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from skewlab.errors import SkewlabInputError
+
+
+def _command_modules() -> list[str]:
+    """Every command module of this package, in name order (one command or group each)."""
+    import pkgutil
+
+    return [
+        f"{__name__}.{info.name}"
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name)
+        if not info.name.startswith("_")
+    ]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error and exit status 2 (argparse's own convention)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every command registered."""
+    parser = _Parser(
+        prog="skewlab",
+        description="A laboratory for hot keys in stateful stream aggregation, on Apache Spark.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "examples:\n"
+            "  skewlab generate --views 100000 --users 25000 --tweets 20 --seed 1\n"
+            "  skewlab report --profile quick\n"
+            "  skewlab lab\n"
+        ),
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers.required = True
+    for name in _command_modules():
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``skewlab`` script; returns the exit status."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "passes_extra_args", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra_args = extra
+    try:
+        status = args.func(args)
+    except SkewlabInputError as exc:
+        print(f"skewlab {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return int(status or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""``skewlab report``: execute every notebook and render the HTML report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from skewlab.experiments.profiles import PROFILES
+from skewlab.report import render_report
+
+EXAMPLES = """\
+examples:
+  skewlab report                       # quick profile, into reports/
+  skewlab report --profile full --out /tmp/skewlab-report
+"""
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="run every notebook through papermill and render them to HTML",
+        description=(
+            "Execute every notebook in notebooks/ with a profile's parameters (papermill), "
+            "render each to standalone HTML (charts embedded, no network needed) and write an "
+            "index.html linking them."
+        ),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default="quick",
+        help="tiny: seconds; quick: minutes on a laptop (default); full: the seeds' sizes",
+    )
+    parser.add_argument("--out", default=None, help="output directory (default: reports/)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = render_report(args.profile, args.out)
+    for nb in result.notebooks:
+        mark = "ok    " if nb.ok else "FAILED"
+        print(f"{mark} {nb.name:32s} {nb.seconds:7.1f} s  {nb.html}")
+    print(f"index: {result.index}  ({result.seconds:.0f} s)")
+    for nb in result.failures:
+        print(f"skewlab report: notebook {nb.name} failed at {nb.error}", file=sys.stderr)
+    return 0 if result.ok else 1

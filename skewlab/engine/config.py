@@ -1,0 +1,120 @@
+"""The job's configuration: what every stage of a run shares, and nothing strategy-specific.
+
+A strategy's own settings (a buffer's ``max_count``, a cache's size, the salt buckets) live in
+its parameters (:mod:`skewlab.strategies`) and reach its operators as constructor arguments;
+:class:`JobConfig` is what the engine itself needs -- how many subtasks and key groups, how fast
+the source replays, whether to check per-key order, and which latency profile prices the run's
+disk accesses.
+
+Example::
+
+    >>> from skewlab.engine.config import JobConfig
+    >>> JobConfig(parallelism=4).resolved(default_parallelism=2).max_parallelism
+    128
+    >>> JobConfig(source_rate=0)
+    Traceback (most recent call last):
+    ...
+    skewlab.errors.SkewlabInputError: source_rate (--source-rate) must be a number > 0 records/s, got 0
+"""  # noqa: E501
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from skewlab.iomodel.profiles import load_profile
+from skewlab.state.key_groups import (
+    UPPER_BOUND_MAX_PARALLELISM,
+    KeyGroupRange,
+    check_parallelism,
+    compute_default_max_parallelism,
+    compute_key_group_range_for_operator_index,
+)
+from skewlab.validation import check_number, check_whole
+
+__all__ = ["DEFAULT_LATENCY_PROFILE", "JobConfig"]
+
+#: The profile a run's disk accesses are priced under unless told otherwise: seed 000's EBS.
+DEFAULT_LATENCY_PROFILE = "ebs-article"
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobConfig:
+    """What a job's stages share (validated on construction, before Spark does any work).
+
+    Attributes:
+        parallelism: operator subtasks (default: Spark's default parallelism).
+        max_parallelism: number of key groups (default: Flink's rule for ``parallelism``).
+        source_rate: replay the source at this many records/s (default: as fast as possible).
+        check_order: count per-key order violations at the final operator.
+        track_keys: count state accesses per key (implied by ``latency_profile`` for state on
+            disk, which is what the latency model prices).
+        latency_profile: disk latency profile (:mod:`skewlab.iomodel.profiles`) under which
+            the run's disk accesses become a modelled I/O time; ``None`` for none.
+    """
+
+    parallelism: int | None = None
+    max_parallelism: int | None = None
+    source_rate: float | None = None
+    check_order: bool = False
+    track_keys: bool = False
+    latency_profile: str | None = DEFAULT_LATENCY_PROFILE
+
+    def __post_init__(self) -> None:
+        p, max_p = self.parallelism, self.max_parallelism
+        if p is not None:
+            check_whole("parallelism (--parallelism)", p, 1)
+        if max_p is not None:
+            check_whole(
+                "max_parallelism (--max-parallelism)", max_p, 1, UPPER_BOUND_MAX_PARALLELISM
+            )
+        if p is not None and max_p is not None:
+            check_parallelism(p, max_p)
+        if self.source_rate is not None:
+            check_number(
+                "source_rate (--source-rate)", self.source_rate, above=0, unit=" records/s"
+            )
+        if self.latency_profile is not None:
+            load_profile(self.latency_profile)  # unknown names fail here, listing the known ones
+
+    def resolved(self, default_parallelism: int) -> JobConfig:
+        """This config with parallelism and max parallelism filled in.
+
+        Example::
+
+            >>> JobConfig().resolved(3).parallelism
+            3
+        """
+        p = self.parallelism if self.parallelism is not None else max(1, default_parallelism)
+        max_p = self.max_parallelism
+        if max_p is None:
+            max_p = compute_default_max_parallelism(p)
+        return replace(self, parallelism=p, max_parallelism=max_p)
+
+    def key_group_range(self, subtask: int) -> KeyGroupRange:
+        """The key groups subtask ``subtask`` owns (of a resolved config).
+
+        Example::
+
+            >>> JobConfig(parallelism=4, max_parallelism=128).key_group_range(1)
+            KeyGroupRange(start_key_group=32, end_key_group=63)
+        """
+        if self.parallelism is None or self.max_parallelism is None:
+            raise ValueError("key_group_range needs a resolved JobConfig")
+        return compute_key_group_range_for_operator_index(
+            self.max_parallelism, self.parallelism, subtask
+        )
+
+    def parameters(self) -> dict[str, Any]:
+        """What a result row records of the job (the source rate only when paced).
+
+        Example::
+
+            >>> JobConfig(parallelism=2, source_rate=1_000).parameters()
+            {'parallelism': 2, 'max_parallelism': None, 'source_rate': 1000}
+        """
+        common: dict[str, Any] = {
+            "parallelism": self.parallelism,
+            "max_parallelism": self.max_parallelism,
+        }
+        return common | ({"source_rate": self.source_rate} if self.source_rate else {})

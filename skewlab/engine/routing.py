@@ -1,0 +1,149 @@
+"""Routing by key group: Flink's ``keyBy`` on a Spark DataFrame.
+
+1. every record gets its **key group**, Flink's way (``murmur(key.hashCode()) % maxP``, the
+   Java type of the key following the column's Spark type: :mod:`skewlab.state.java_hash`),
+   and the **operator index** that owns it (``key_group * p // maxP``);
+2. records are shuffled so that partition *i* holds exactly the key groups of operator *i*
+   (:func:`identity_partition`: a partition key chosen per operator index so that Spark's hash
+   partitioning puts it on partition *i* -- Spark's hash of the index itself would not).
+
+Records with a null key get key group -1 and operator 0, where they are counted as rejected.
+
+Example::
+
+    >>> routed = with_key_groups(views, "tweet_id", max_parallelism=128, parallelism=4)  # doctest: +SKIP
+    >>> identity_partition(routed, spark, 4)     # partition i == operator i  # doctest: +SKIP
+"""  # noqa: E501
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from skewlab.state.java_hash import java_hash_array, java_type_of_spark
+from skewlab.state.key_groups import (
+    assign_to_key_group_array,
+    check_parallelism,
+    compute_default_max_parallelism,
+)
+
+__all__ = [
+    "KEY_GROUP",
+    "OPERATOR",
+    "PARTITION_KEY",
+    "identity_partition",
+    "identity_partition_keys",
+    "subtask_load",
+    "with_key_groups",
+]
+
+# column names the routing adds
+KEY_GROUP = "_key_group"
+OPERATOR = "_operator"
+PARTITION_KEY = "_partition_key"
+
+
+def with_key_groups(df, key_col: str, max_parallelism: int, parallelism: int):
+    """Add Flink's key group and operator index of ``key_col`` (null keys: group -1, op 0).
+
+    ``string`` keys hash as Java ``String``, ``int`` (and smaller) as ``Integer``, ``bigint``
+    as ``Long`` -- then Flink's ``murmurHash``, so subtask numbers match a real Flink job.
+    """
+    from pyspark.sql import functions as F
+
+    java_type = java_type_of_spark(dict(df.dtypes)[key_col])
+
+    def key_groups(keys: pd.Series) -> pd.Series:
+        out = np.full(len(keys), -1, dtype=np.int32)
+        present = keys.notna().to_numpy()
+        if present.any():
+            values = keys[present]
+            values = values.tolist() if java_type == "String" else values.to_numpy(np.int64)
+            out[present] = assign_to_key_group_array(
+                java_hash_array(values, java_type), max_parallelism
+            )
+        return pd.Series(out)
+
+    udf = F.pandas_udf(key_groups, "int")
+    kg = F.col(KEY_GROUP)
+    operator = F.when(kg < 0, F.lit(0)).otherwise(
+        ((kg.cast("long") * parallelism) / F.lit(max_parallelism)).cast("int")
+    )
+    return df.withColumn(KEY_GROUP, udf(F.col(key_col))).withColumn(OPERATOR, operator)
+
+
+def subtask_load(df, parallelism: int, max_parallelism: int | None = None, key_col="tweet_id"):
+    """Records and keys per operator subtask after Flink's ``keyBy`` (pandas, one row each).
+
+    Example::
+
+        >>> subtask_load(views, parallelism=4)  # doctest: +SKIP
+           subtask  records  keys  hottest_key  hottest_key_records
+    """
+    from pyspark.sql import functions as F
+
+    max_p = max_parallelism or compute_default_max_parallelism(parallelism)
+    check_parallelism(parallelism, max_p)
+    per_key = (
+        with_key_groups(df, key_col, max_p, parallelism)
+        .groupBy(OPERATOR, key_col)
+        .agg(F.count(F.lit(1)).alias("n"))
+    )
+    load = (
+        per_key.groupBy(OPERATOR)
+        .agg(
+            F.sum("n").alias("records"),
+            F.count(F.lit(1)).alias("keys"),
+            F.max_by(key_col, "n").alias("hottest_key"),
+            F.max("n").alias("hottest_key_records"),
+        )
+        .withColumnRenamed(OPERATOR, "subtask")
+        .toPandas()
+    )
+    every = pd.DataFrame({"subtask": range(parallelism)})
+    load = every.merge(load, on="subtask", how="left")
+    load[["records", "keys", "hottest_key_records"]] = (
+        load[["records", "keys", "hottest_key_records"]].fillna(0).astype("int64")
+    )
+    return load
+
+
+_PARTITION_KEYS: dict[int, list[int]] = {}
+
+
+def identity_partition_keys(spark, parallelism: int) -> list[int]:
+    """For each operator index *i*, a long whose Spark hash partition (of ``parallelism``) is *i*.
+
+    ``repartition(p, col)`` places a row on ``pmod(murmur3(col), p)``; asking Spark itself
+    which small integers land where makes the placement exact for this Spark version.
+    """
+    if parallelism in _PARTITION_KEYS:
+        return _PARTITION_KEYS[parallelism]
+    from pyspark.sql import functions as F
+
+    n = 64 * parallelism
+    while True:
+        rows = (
+            spark.range(0, n)
+            .select("id", F.expr(f"pmod(hash(id), {parallelism})").alias("p"))
+            .groupBy("p")
+            .agg(F.min("id").alias("id"))
+            .collect()
+        )
+        found = {r.p: r.id for r in rows}
+        if len(found) == parallelism:
+            keys = [found[i] for i in range(parallelism)]
+            _PARTITION_KEYS[parallelism] = keys
+            return keys
+        n *= 4
+
+
+def identity_partition(df, spark, parallelism: int):
+    """Shuffle so that partition *i* holds exactly the rows whose ``_operator`` is *i*."""
+    from pyspark.sql import functions as F
+
+    keys = identity_partition_keys(spark, parallelism)
+    lookup = F.array(*[F.lit(k).cast("long") for k in keys])
+    return df.withColumn(PARTITION_KEY, F.element_at(lookup, F.col(OPERATOR) + 1)).repartition(
+        parallelism, PARTITION_KEY
+    )

@@ -1,0 +1,229 @@
+"""The one place a SparkSession is made.
+
+The master comes from the ``master`` argument, then ``$SKEWLAB_SPARK_MASTER``, then ``local[*]``
+(an embedded Spark: a laptop needs nothing but Java 17+). Logs are quiet, the UI is off unless
+asked for, shuffle partitions are sized for the machine, and the Python workers run the very
+interpreter that runs the driver (``PYSPARK_PYTHON``), so they import the same pandas.
+
+Example::
+
+    >>> from skewlab.engine.session import get_spark
+    >>> spark = get_spark()                       # local[*]
+    >>> spark.range(3).count()
+    3
+    >>> spark = get_spark("local-cluster[2,1,1024]")  # separate executor JVMs  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from skewlab.errors import JavaNotFoundError, SkewlabInputError
+
+DEFAULT_MASTER = "local[*]"
+MASTER_ENV = "SKEWLAB_SPARK_MASTER"
+MIN_JAVA = 17
+_MASTER_PATTERN = re.compile(
+    r"^(local(\[[^\]]+\])?|local-cluster\[\d+,\s*\d+,\s*\d+\]|[a-z]+://.+)$"
+)
+
+_JAVA_FIX = (
+    "Install a JDK 17 or newer and put its 'java' on PATH or set JAVA_HOME: "
+    "'conda env create -f environment.yml' brings openjdk 17, or on Debian/Ubuntu "
+    "'apt-get install openjdk-17-jre-headless', on macOS 'brew install openjdk@17'."
+)
+
+
+@dataclass(frozen=True)
+class JavaRuntime:
+    """A Java runtime found on this machine."""
+
+    executable: str
+    major: int
+    version_line: str
+
+
+def find_java() -> JavaRuntime:
+    """Find the Java that Spark will launch (``$JAVA_HOME/bin/java``, else ``java`` on PATH).
+
+    Raises :class:`~skewlab.errors.JavaNotFoundError` with the fix when there is none or it is
+    older than Java 17.
+
+    Example::
+
+        >>> find_java().major >= 17
+        True
+    """
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        candidate = Path(java_home) / "bin" / "java"
+        if not candidate.exists():
+            raise JavaNotFoundError(
+                f"JAVA_HOME is set to {java_home!r} but {candidate} does not exist. {_JAVA_FIX}"
+            )
+        executable = str(candidate)
+    else:
+        found = shutil.which("java")
+        if found is None:
+            raise JavaNotFoundError(f"No Java found: Spark needs Java {MIN_JAVA}+. {_JAVA_FIX}")
+        executable = found
+    try:
+        proc = subprocess.run(
+            [executable, "-version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except OSError as exc:
+        raise JavaNotFoundError(f"Could not run {executable}: {exc}. {_JAVA_FIX}") from exc
+    text = proc.stderr + proc.stdout
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', text)
+    if proc.returncode != 0 or match is None:
+        raise JavaNotFoundError(f"{executable} -version failed: {text.strip()[:200]}. {_JAVA_FIX}")
+    major = int(match.group(1))
+    if major == 1:  # "1.8.0_x" style
+        major = int(match.group(2) or 0)
+    line = text.strip().splitlines()[0]
+    if major < MIN_JAVA:
+        raise JavaNotFoundError(
+            f"Spark 4 needs Java {MIN_JAVA}+, found Java {major} at {executable} ({line}). "
+            f"{_JAVA_FIX}"
+        )
+    return JavaRuntime(executable=executable, major=major, version_line=line)
+
+
+def resolve_master(master: str | None = None) -> str:
+    """The master URL: the argument, else ``$SKEWLAB_SPARK_MASTER``, else ``local[*]``.
+
+    Example::
+
+        >>> resolve_master("local[2]")
+        'local[2]'
+    """
+    chosen = master or os.environ.get(MASTER_ENV) or DEFAULT_MASTER
+    chosen = chosen.strip()
+    if not _MASTER_PATTERN.match(chosen):
+        raise SkewlabInputError(
+            f"unknown Spark master {chosen!r}: use local, local[N], local[*], "
+            "local-cluster[W,C,MB], spark://HOST:PORT, yarn:// or k8s:// "
+            "(or sc:// for Spark Connect)"
+        )
+    return chosen
+
+
+def default_shuffle_partitions() -> int:
+    """Two shuffle partitions per core of this machine (Spark's 200 is far too many locally)."""
+    return max(2, 2 * (os.cpu_count() or 1))
+
+
+def _log4j_options() -> str:
+    conf = resources.files("skewlab") / "resources" / "log4j2.properties"
+    return f"-Dlog4j2.configurationFile={conf}"
+
+
+def get_spark(
+    master: str | None = None,
+    *,
+    app_name: str = "skewlab",
+    ui: bool = False,
+    shuffle_partitions: int | None = None,
+    config: dict[str, str] | None = None,
+):
+    """Return the SparkSession skewlab uses (made once per process, then reused).
+
+    Args:
+        master: a Spark master URL; default ``$SKEWLAB_SPARK_MASTER`` or ``local[*]``. A URL
+            starting with ``sc://`` makes a Spark Connect session.
+        app_name: the application name shown in Spark's UI and logs.
+        ui: start Spark's web UI (off by default: quiet, and no port taken).
+        shuffle_partitions: ``spark.sql.shuffle.partitions``; default two per core.
+        config: extra Spark settings.
+
+    Example::
+
+        >>> spark = get_spark(config={"spark.sql.session.timeZone": "UTC"})
+        >>> spark.conf.get("spark.sql.session.timeZone")
+        'UTC'
+    """
+    from pyspark.sql import SparkSession
+
+    url = resolve_master(master)
+    find_java()
+    # The workers must run this interpreter, or they cannot import pandas/skewlab.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    if url.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+    if url.startswith("sc://"):
+        builder = SparkSession.builder.remote(url)
+    else:
+        builder = SparkSession.builder.master(url)
+        log4j = _log4j_options()
+        builder = (
+            builder.config("spark.ui.enabled", str(ui).lower())
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.driver.extraJavaOptions", log4j)
+            .config("spark.executor.extraJavaOptions", log4j)
+            .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
+        )
+    settings = {
+        "spark.sql.shuffle.partitions": str(shuffle_partitions or default_shuffle_partitions()),
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+        **(config or {}),
+    }
+    builder = builder.appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = _get_or_create_quietly(builder)
+    if not url.startswith("sc://"):
+        spark.sparkContext.setLogLevel("ERROR")
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+    return spark
+
+
+def jvm_log_path() -> Path:
+    """Where the driver JVM's own stderr goes (start-up chatter, JVM warnings)."""
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"skewlab-spark-driver-{os.getpid()}.log"
+
+
+def _get_or_create_quietly(builder):
+    """``getOrCreate`` with the new driver JVM's stderr sent to :func:`jvm_log_path`.
+
+    The JVM prints warnings of its own (e.g. "Using incubator modules") straight to the
+    process's stderr, which would land in every notebook; log4j output is already quiet.
+    """
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:  # noqa: SLF001 - no public accessor
+        return builder.getOrCreate()
+    log = jvm_log_path()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(log, "ab") as target:
+            os.dup2(target.fileno(), 2)
+            try:
+                return builder.getOrCreate()
+            except Exception as exc:
+                raise RuntimeError(f"Spark did not start; the JVM's output is in {log}") from exc
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def stop_spark() -> None:
+    """Stop the active SparkSession, if any (the next :func:`get_spark` makes a new one)."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()

@@ -1,0 +1,78 @@
+"""What a benchmark run leaves: its rows and summary, written as CSV and JSON.
+
+Each experiment module exposes ``run_experiment(profile, runs, ...) -> BenchResult``; the
+``skewlab bench`` command runs one and writes
+``data/results/<experiment>-<profile>-<UTC time>.{csv,json}``. Speed targets are checked by
+benchmarks, never by unit tests.
+
+Example::
+
+    >>> result = BenchResult("demo", "tiny", [{"run": 0, "x": 1.5}], {"runs": 1})
+    >>> result.frame().shape, result.summary["cores"] in ("compiled", "python")
+    ((1, 2), True)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from skewlab import paths
+from skewlab.operators.count_loops import IMPLEMENTATION as CORES
+
+__all__ = ["BenchResult", "latest_result"]
+
+
+@dataclass
+class BenchResult:
+    """Rows (one per measured run) and a summary of one experiment.
+
+    The summary records which value-state cores and count loops ran (``cores``: ``compiled``
+    or ``python``, see :mod:`skewlab.state.value_state`): figures from the two are not
+    comparable.
+    """
+
+    experiment: str
+    profile: str
+    rows: list[dict[str, Any]]
+    summary: dict[str, Any]
+    files: list[Path] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.summary.setdefault("cores", CORES)
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"experiment": self.experiment, "rows": self.rows, "summary": self.summary}
+
+    def write(self, directory: Path | None = None) -> list[Path]:
+        """Write ``<experiment>-<UTC time>.csv`` and ``.json`` under ``data/results/``."""
+        directory = Path(directory) if directory else paths.results_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        base = directory / f"{self.experiment}-{self.profile}-{stamp}"
+        csv, js = base.with_suffix(".csv"), base.with_suffix(".json")
+        self.frame().to_csv(csv, index=False)
+        js.write_text(json.dumps(self.to_json_dict(), indent=2, default=_plain) + "\n")
+        self.files = [csv, js]
+        return self.files
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def latest_result(experiment: str, directory: Path | None = None) -> dict[str, Any] | None:
+    """The newest result file of ``experiment`` (any profile), as a dict, or None."""
+    directory = Path(directory) if directory else paths.results_dir()
+    files = sorted(directory.glob(f"{experiment}-*.json"), key=lambda p: p.stat().st_mtime)
+    return json.loads(files[-1].read_text()) if files else None

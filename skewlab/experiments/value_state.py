@@ -1,0 +1,267 @@
+"""Seed 001's ValueState micro-benchmark: ``valueAdd`` / ``valueGet`` / ``valueUpdate`` in ops/ms.
+
+As flink-benchmarks' ``ValueStateBenchmark`` (keys not shuffled, as the seed ran it): the
+backend is first filled with ``setup_keys`` keys; ``valueGet`` reads and ``valueUpdate``
+overwrites those keys, ``valueAdd`` writes as many new keys. Each operation addresses the next
+key (Flink's ``setCurrentKey`` + ``value()`` / ``update()``; here one ``get`` / ``put`` by
+``(key_group, key)``), keys in sorted (key group, key) order -- the order sorted input has.
+
+JMH calls each operation millions of times per iteration and the key index only wraps around
+its 500,000 keys, so in flink-benchmarks every series runs over its keys again and again, and
+``valueAdd`` inserts its new keys only on the first pass, inside JMH's warm-up: what the seed's
+``valueAdd`` measured is the overwrite of keys added a pass earlier, in a backend holding
+1,000,000 keys. Here too each operation series runs one untimed warm-up pass over its keys and
+then the timed pass; the warm-up pass's rate is reported beside it (``warmup_ops_per_ms``: for
+``valueAdd``, inserting fresh keys). The single-key backend keeps only the current key and keys
+only go forward, so each of its passes starts on a fresh, empty backend (filling it first would
+leave just the last key). Every pass is checked: a ``valueGet`` that does not find every key,
+or a ``valueAdd`` that did not store its keys, is an error, not a figure.
+
+No Spark: this measures the backends alone, each pass in a compiled loop
+(:mod:`skewlab.operators.count_loops`) -- as JMH's loop is compiled -- calling the backend's
+compiled value-state core (heap, single_key) or, for rocksdb, its Python ``get`` / ``put``
+(rocksdict plus serialisation). ``ops_per_ms`` is per millisecond of the process's CPU time
+(RocksDB's threads included; what other processes on a shared machine do not inflate),
+``ops_per_wall_ms`` per wall-clock ms.
+
+Seed (ops/ms): valueAdd HEAP 9,206 / ROCKSDB 653 / SINGLE_KEY 18,282; valueGet 12,719 / 1,621 /
+30,861; valueUpdate 12,916 / 942 / 32,883.
+
+Example::
+
+    >>> result = run_experiment("quick", runs=1)          # doctest: +SKIP
+    >>> result.summary["heap_over_rocksdb_add"] > 1       # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from functools import partial
+
+import numpy as np
+
+from skewlab.experiments.profiles import profile_settings, resolve_runs
+from skewlab.experiments.results import BenchResult
+from skewlab.operators.count_loops import get_each, put_each
+from skewlab.state import create_backend
+from skewlab.state.java_hash import java_long_hash_array
+from skewlab.state.key_groups import assign_to_key_group_array
+from skewlab.validation import check_whole
+
+EXPERIMENT = "value-state"
+BACKENDS = ("heap", "rocksdb", "single_key")
+OPERATIONS = ("valueAdd", "valueGet", "valueUpdate")
+SEED_OPS_PER_MS = {
+    "valueAdd": {"heap": 9206.249, "rocksdb": 652.726, "single_key": 18282.074},
+    "valueGet": {"heap": 12718.518, "rocksdb": 1621.098, "single_key": 30861.293},
+    "valueUpdate": {"heap": 12916.056, "rocksdb": 941.824, "single_key": 32883.440},
+}
+MAX_PARALLELISM = 128
+VALUE = 1_234_567_890_123  # a Java long, as the benchmark's random values
+
+
+def sorted_keys(first: int, count: int, max_parallelism: int = MAX_PARALLELISM):
+    """Long keys ``first .. first+count-1`` with their key groups, sorted by (key group, key).
+
+    Example::
+
+        >>> groups, keys = sorted_keys(0, 4)
+        >>> sorted(keys), all(a <= b for a, b in zip(groups, groups[1:]))
+        ([0, 1, 2, 3], True)
+    """
+    keys = np.arange(first, first + count, dtype=np.int64)
+    groups = assign_to_key_group_array(java_long_hash_array(keys), max_parallelism)
+    order = np.lexsort((keys, groups))
+    return groups[order].tolist(), keys[order].tolist()
+
+
+def _timed(fn) -> tuple[float, float]:
+    """``(CPU ms, wall ms)`` of ``fn()``, the cyclic garbage collector off meanwhile."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        cpu, wall = time.process_time_ns(), time.perf_counter_ns()
+        fn()
+        return (time.process_time_ns() - cpu) / 1e6, (time.perf_counter_ns() - wall) / 1e6
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def measure_backend(backend_name: str, n_keys: int) -> dict[str, dict[str, float]]:
+    """Per operation, ``{"ops_per_ms", "ops_per_wall_ms", "warmup_ops_per_ms"}`` of its timed
+    pass (and of its warm-up pass) over ``n_keys`` keys, each operation on a fresh backend."""
+    setup_groups, setup_keys = sorted_keys(0, n_keys)
+    new_groups, new_keys = sorted_keys(n_keys, n_keys)
+    value = VALUE
+    fills = backend_name != "single_key"  # the single-key backend keeps only the current key
+
+    def add(core):
+        put_each(core, new_groups, new_keys, value)
+
+    def get(core):
+        found = get_each(core, setup_groups, setup_keys)
+        if found != (n_keys if fills else 0):
+            raise RuntimeError(f"valueGet on {backend_name} found {found} of {n_keys} keys")
+
+    def update(core):
+        put_each(core, setup_groups, setup_keys, value)
+
+    def filled_backend():
+        backend = create_backend(backend_name)
+        if fills:
+            put_each(backend.value_state(), setup_groups, setup_keys, value - 1)
+        return backend
+
+    after = {  # (key group, key, value) that a filled backend holds after each operation
+        "valueAdd": [
+            (new_groups[-1], new_keys[-1], value),
+            (setup_groups[0], setup_keys[0], value - 1),
+        ],
+        "valueGet": [(setup_groups[-1], setup_keys[-1], value - 1)],
+        "valueUpdate": [
+            (setup_groups[0], setup_keys[0], value),
+            (setup_groups[-1], setup_keys[-1], value),
+        ],
+    }
+    results: dict[str, dict[str, float]] = {}
+    for operation, body in (("valueAdd", add), ("valueGet", get), ("valueUpdate", update)):
+        backend = filled_backend()
+        try:
+            warmup_cpu_ms, _ = _timed(partial(body, backend.value_state()))
+            if not fills:  # keys only go forward: the timed pass starts afresh
+                backend.close()
+                backend = filled_backend()
+            cpu_ms, wall_ms = _timed(partial(body, backend.value_state()))
+            for group, key, expected in after[operation] if fills else ():
+                if backend.get(group, key) != expected:
+                    raise RuntimeError(f"{operation} on {backend_name} left key {key} wrong")
+        finally:
+            backend.close()
+        results[operation] = {
+            "ops_per_ms": _per_ms(n_keys, cpu_ms),
+            "ops_per_wall_ms": _per_ms(n_keys, wall_ms),
+            "warmup_ops_per_ms": _per_ms(n_keys, warmup_cpu_ms),
+        }
+    return results
+
+
+def _per_ms(ops: int, ms: float) -> float:
+    return ops / ms if ms else float("inf")
+
+
+def run_experiment(
+    profile: str = "quick",
+    runs: int | None = None,
+    *,
+    keys: int | None = None,
+    parallelism: int | None = None,  # accepted for the CLI; the micro-benchmark is sequential
+    progress: bool = True,
+    spark=None,
+) -> BenchResult:
+    """Run the ValueState micro-benchmark; see the module doc. Writes nothing."""
+    from tqdm.auto import tqdm
+
+    settings = profile_settings(EXPERIMENT, profile)
+    runs = resolve_runs(settings, runs)
+    keys = check_whole("keys", settings["keys"] if keys is None else keys, 1)
+    rows = []
+    bar = tqdm(total=runs * len(BACKENDS), desc=EXPERIMENT, disable=not progress)
+    for run in range(runs):
+        for backend in BACKENDS:
+            bar.set_postfix_str(backend)
+            for operation, rates in measure_backend(backend, keys).items():
+                rows.append(
+                    {
+                        "experiment": EXPERIMENT,
+                        "run": run,
+                        "backend": backend,
+                        "operation": operation,
+                        "keys": keys,
+                        **rates,
+                        "seed_ops_per_ms": SEED_OPS_PER_MS[operation][backend],
+                    }
+                )
+            bar.update()
+    bar.close()
+    return BenchResult(EXPERIMENT, profile, rows, summarize(rows))
+
+
+def summarize(rows) -> dict:
+    """Median ops/ms per (operation, backend) and the seed's ratios."""
+
+    def median_table(field: str) -> dict[str, dict[str, float]]:
+        return {
+            op: {
+                b: statistics.median(
+                    r[field] for r in rows if r["operation"] == op and r["backend"] == b
+                )
+                for b in BACKENDS
+                if any(r["operation"] == op and r["backend"] == b for r in rows)
+            }
+            for op in OPERATIONS
+        }
+
+    table, wall_table = median_table("ops_per_ms"), median_table("ops_per_wall_ms")
+    warmup_table = median_table("warmup_ops_per_ms")
+
+    def ratio(op: str, a: str, b: str) -> float | None:
+        x, y = table[op].get(a), table[op].get(b)
+        return x / y if x and y else None
+
+    return {
+        "runs": max((r["run"] for r in rows), default=-1) + 1,
+        "keys": rows[0]["keys"] if rows else None,
+        "heap_over_rocksdb_add": ratio("valueAdd", "heap", "rocksdb"),
+        "single_key_over_heap_add": ratio("valueAdd", "single_key", "heap"),
+        "heap_over_rocksdb_get": ratio("valueGet", "heap", "rocksdb"),
+        "single_key_over_heap_get": ratio("valueGet", "single_key", "heap"),
+        "heap_over_rocksdb_update": ratio("valueUpdate", "heap", "rocksdb"),
+        "single_key_over_heap_update": ratio("valueUpdate", "single_key", "heap"),
+        "seed_heap_over_rocksdb_add": 9206.249 / 652.726,
+        "seed_single_key_over_heap_add": 18282.074 / 9206.249,
+        "ops_per_ms": table,
+        "ops_per_wall_ms": wall_table,
+        "heap_over_rocksdb_add_wall": _div(wall_table["valueAdd"], "heap", "rocksdb"),
+        "heap_over_rocksdb_add_first_pass": _div(warmup_table["valueAdd"], "heap", "rocksdb"),
+        "warmup_ops_per_ms": warmup_table,
+        "single_key_over_heap_add_wall": _div(wall_table["valueAdd"], "single_key", "heap"),
+        "seed_ops_per_ms": SEED_OPS_PER_MS,
+    }
+
+
+def _div(by_backend: dict[str, float], a: str, b: str) -> float | None:
+    x, y = by_backend.get(a), by_backend.get(b)
+    return x / y if x and y else None
+
+
+def format_summary(result: BenchResult) -> str:
+    """The measured table beside the seed's."""
+    s = result.summary
+    lines = [
+        f"ValueState, {s['keys']:,} keys in (key group, key) order, median of {s['runs']} run(s)",
+        f"{'operation':<12} {'backend':<10} {'ops/CPU ms':>10} {'ops/wall ms':>11} "
+        f"{'seed ops/ms':>12}",
+    ]
+    for op in OPERATIONS:
+        for b in BACKENDS:
+            if b in s["ops_per_ms"][op]:
+                lines.append(
+                    f"{op:<12} {b:<10} {s['ops_per_ms'][op][b]:>10,.0f} "
+                    f"{s['ops_per_wall_ms'][op][b]:>11,.0f} {SEED_OPS_PER_MS[op][b]:>12,.0f}"
+                )
+    lines.append(
+        f"heap/rocksdb valueAdd: {s['heap_over_rocksdb_add']:.1f}x "
+        f"(seed {s['seed_heap_over_rocksdb_add']:.1f}x); single_key/heap valueAdd: "
+        f"{s['single_key_over_heap_add']:.2f}x (seed {s['seed_single_key_over_heap_add']:.2f}x)"
+    )
+    first = s["warmup_ops_per_ms"]["valueAdd"]
+    lines.append(
+        "valueAdd's warm-up pass (the new keys inserted, not timed by JMH): "
+        + ", ".join(f"{b} {first[b]:,.0f}" for b in BACKENDS if b in first)
+        + f" ops/CPU ms; heap/rocksdb {s['heap_over_rocksdb_add_first_pass']:.1f}x"
+    )
+    return "\n".join(lines)

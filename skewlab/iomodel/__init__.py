@@ -1,0 +1,36 @@
+"""The storage latency model of seed 000: what a state access costs on a disk, and what a run's
+accesses would cost there.
+
+================  ===============================================================
+``profiles``      latency profiles (read and write distributions at one block size)
+``fio``           import of any ``fio --output-format=json`` result as a profile
+``disk_probe``    this machine's disk, measured the way the seed measured EBS
+``model``         per-key ceilings of each strategy, and the modelled I/O time of a run
+================  ===============================================================
+
+Example::
+
+    >>> from skewlab.iomodel import load_profile, naive_pattern, per_key_ceiling
+    >>> round(per_key_ceiling(load_profile("ebs-article"), naive_pattern()), 1)
+    72.1
+"""
+
+from __future__ import annotations
+
+from skewlab.iomodel.model import (
+    modelled_io_seconds,
+    naive_pattern,
+    per_key_ceiling,
+    strategy_ceilings,
+)
+from skewlab.iomodel.profiles import LatencyProfile, list_profiles, load_profile
+
+__all__ = [
+    "LatencyProfile",
+    "list_profiles",
+    "load_profile",
+    "modelled_io_seconds",
+    "naive_pattern",
+    "per_key_ceiling",
+    "strategy_ceilings",
+]

@@ -1,0 +1,301 @@
+"""Seed 000's remedy: an operator-level in-memory buffer, flushed every ``trigger_interval_ms``
+or ``max_count`` records, chained with the keyed reduce of the partials.
+
+Three buffers, all ending with the same registers:
+
+* :class:`ListBuffer` -- the seed's buffer as written: a ``Vector[StatsState]`` per key, one
+  ``StatsState.fromView`` per record, reduced at flush;
+* :class:`PreaggregatingBuffer` -- one running ``StatsState`` per buffered key;
+* :class:`VectorizedBuffer` -- Arrow slices whose register indexes and ranks Spark computed,
+  folded into per-key register slots with numpy.
+
+The buffer is per subtask, for all its keys; a key's records never leave their subtask, so
+per-key order is kept.
+
+Example::
+
+    >>> sorted(BUFFERS)
+    ['list', 'preaggregate', 'vectorized']
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from skewlab.aggregates.hll import DEFAULT_PRECISION
+from skewlab.aggregates.stats_state import StatsState
+from skewlab.engine.operator import OperatorContext
+from skewlab.engine.routing import KEY_GROUP
+from skewlab.operators.reduce import VIEW_COLUMNS
+from skewlab.operators.stateful import StatefulOperator
+from skewlab.state.state_backend import StateBackend
+
+__all__ = [
+    "BUFFERS",
+    "BUFFER_KINDS",
+    "USER_RANK",
+    "USER_REGISTER",
+    "VIEW_RANK",
+    "VIEW_REGISTER",
+    "ListBuffer",
+    "PreaggregatingBuffer",
+    "VectorizedBuffer",
+]
+
+# register index and rank of each view's two sketch updates, computed by Spark
+VIEW_REGISTER, VIEW_RANK = "_view_register", "_view_rank"
+USER_REGISTER, USER_RANK = "_user_register", "_user_rank"
+
+
+class _Buffer(StatefulOperator):
+    """Seed 000's buffer: operator-level, flushed on ``max_count`` records or the timer, then
+    the keyed reduce of the partials over ``state_backend``."""
+
+    def __init__(
+        self,
+        ctx: OperatorContext,
+        state_backend: StateBackend,
+        *,
+        max_count: int,
+        trigger_interval_ms: float,
+        precision: int = DEFAULT_PRECISION,
+    ) -> None:
+        super().__init__(ctx, state_backend)
+        self.max_count = max_count
+        self.interval_ns = int(trigger_interval_ms * 1e6)
+        self.precision = precision
+        self.count = 0
+        self.timer_started = False
+        self.groups: dict[str, int] = {}
+        self.arrivals: dict[str, list[tuple[int, int]]] = {}
+
+    def on_timer(self, timestamp_ns: int) -> None:
+        self.flush()
+        # as the seed: the next timer is registered relative to the one that fired
+        timers = self.ctx.timers
+        now = timers.current_processing_time()
+        following = timestamp_ns + self.interval_ns
+        timers.register_processing_time_timer(
+            following if following > now else now + self.interval_ns
+        )
+
+    def _start_timer(self) -> None:
+        if not self.timer_started and self.interval_ns > 0:
+            timers = self.ctx.timers
+            timers.register_processing_time_timer(
+                timers.current_processing_time() + self.interval_ns
+            )
+            self.timer_started = True
+
+    def partials(self):
+        """Yield ``(key, partial StatsState)`` for every buffered key, then clear the buffer."""
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        """Empty the buffer downstream: per key, merge the partial into keyed state and emit."""
+        if not self.count:
+            return
+        get, put = self.state.get, self.state.put
+        emit_batch = self.ctx.output.emit_batch
+        for key, partial in self.partials():
+            group = self.groups[key]
+            state = get(group, key)
+            state = partial if state is None else state.merge(partial)
+            put(group, key, state)
+            emit_batch(key, state, self.arrivals[key])
+        self.groups.clear()
+        self.arrivals.clear()
+        self.count = 0
+        self.ctx.metrics.flushes += 1
+
+    def finish(self) -> None:
+        self.flush()
+
+
+class _PerRecordBuffer(_Buffer):
+    """A buffer that takes views one at a time (Python objects), as the seed's operator does."""
+
+    columns = ("tweet_id", *VIEW_COLUMNS, KEY_GROUP)
+
+    def __init__(self, ctx: OperatorContext, state_backend: StateBackend, **settings) -> None:
+        super().__init__(ctx, state_backend, **settings)
+        self.buffer: dict[str, Any] = {}
+
+    def add(self, key: str, view_id: str, user_id: str) -> None:
+        """Put one view of ``key`` into the buffer."""
+        raise NotImplementedError
+
+    def process(self, cols, n, arrivals) -> None:
+        self._start_timer()
+        keys, view_ids, user_ids, groups = (
+            cols["tweet_id"], cols["view_id"], cols["user_id"], cols[KEY_GROUP]
+        )  # fmt: skip
+        clock, add = time.time_ns, self.add
+        for i in range(n):
+            key = keys[i]
+            if key is None:
+                self.ctx.metrics.records_rejected += 1
+                continue
+            arrival = clock() if arrivals is None else int(arrivals[i])
+            if key not in self.groups:
+                self.groups[key] = groups[i]
+                self.arrivals[key] = []
+            add(key, view_ids[i], user_ids[i])
+            self.arrivals[key].append((arrival, 1))
+            self.count += 1
+            if self.count >= self.max_count:
+                self.flush()
+
+
+class ListBuffer(_PerRecordBuffer):
+    """The seed's buffer as written: a ``Vector[StatsState]`` per key, reduced at flush."""
+
+    def add(self, key: str, view_id: str, user_id: str) -> None:
+        one = StatsState.from_view(view_id, user_id, key, self.precision)
+        vector = self.buffer.get(key)
+        if vector is None:
+            self.buffer[key] = [one]
+        else:
+            vector.append(one)
+
+    def partials(self):
+        for key, vector in self.buffer.items():
+            partial = vector[0]
+            for one in vector[1:]:
+                partial.merge(one)
+            yield key, partial
+        self.buffer.clear()
+
+
+class PreaggregatingBuffer(_PerRecordBuffer):
+    """One running ``StatsState`` per buffered key: each view is folded in on arrival."""
+
+    def add(self, key: str, view_id: str, user_id: str) -> None:
+        partial = self.buffer.get(key)
+        if partial is None:
+            partial = self.buffer[key] = StatsState.empty(key, self.precision)
+        partial.add(view_id, user_id)
+
+    def partials(self):
+        yield from self.buffer.items()
+        self.buffer.clear()
+
+
+class VectorizedBuffer(_Buffer):
+    """The buffer over Arrow slices: Spark computed each view's register index and rank
+    (``xxhash64`` + bit arithmetic, natively), numpy folds them into per-key register slots.
+
+    Registers are identical to one datasketch ``update`` per view (same hash, same rank rule),
+    so the result digest is the reference's; only the per-record Python work is gone. Slots
+    are kept across flushes (zeroed, not freed) and recycled once they outnumber
+    ``4 * max_count``, which bounds the buffer's memory.
+    """
+
+    arrow_columns = ("tweet_id",)
+    numpy_columns = (KEY_GROUP, VIEW_REGISTER, VIEW_RANK, USER_REGISTER, USER_RANK)
+
+    def __init__(self, ctx: OperatorContext, state_backend: StateBackend, **settings) -> None:
+        super().__init__(ctx, state_backend, **settings)
+        self.m = 1 << self.precision
+        self.slot_of: dict[str, int] = {}
+        self.slot_keys: list[str] = []
+        self.slot_groups: list[int] = []
+        self.regs = np.zeros((64, 2 * self.m), dtype=np.int8)
+        self.dirty = np.zeros(64, dtype=bool)
+        self.pending: list[tuple[int, int]] = []
+
+    def _slots_for(self, uniques, groups: np.ndarray, first: np.ndarray) -> np.ndarray:
+        slots = np.empty(len(uniques), dtype=np.intp)
+        slot_of = self.slot_of
+        for j, key in enumerate(uniques):
+            slot = slot_of.get(key)
+            if slot is None:
+                slot = slot_of[key] = len(self.slot_keys)
+                self.slot_keys.append(key)
+                self.slot_groups.append(int(groups[first[j]]))
+            slots[j] = slot
+        if len(self.slot_keys) > len(self.regs):
+            grow = max(len(self.slot_keys), 2 * len(self.regs))
+            regs = np.zeros((grow, 2 * self.m), dtype=np.int8)
+            regs[: len(self.regs)] = self.regs
+            dirty = np.zeros(grow, dtype=bool)
+            dirty[: len(self.dirty)] = self.dirty
+            self.regs, self.dirty = regs, dirty
+        return slots
+
+    def process(self, cols, n, arrivals) -> None:
+        self._start_timer()
+        encoded = cols["tweet_id"].dictionary_encode()
+        codes = encoded.indices.fill_null(-1).to_numpy()
+        uniques = encoded.dictionary.to_pylist()
+        valid = codes >= 0
+        rejected = n - int(valid.sum())
+        if rejected:
+            self.ctx.metrics.records_rejected += rejected
+            codes = codes[valid]
+            cols = {c: cols[c][valid] for c in self.numpy_columns}
+            if arrivals is not None:
+                arrivals = np.asarray(arrivals)[valid]
+            n = len(codes)
+        if n == 0:
+            return
+        first = np.full(len(uniques), -1, dtype=np.intp)
+        first[codes[::-1]] = np.arange(n - 1, -1, -1)
+        slots = self._slots_for(uniques, cols[KEY_GROUP], first)[codes]
+        width = 2 * self.m
+        view_at = slots * width + cols[VIEW_REGISTER]
+        user_at = slots * width + cols[USER_REGISTER]
+        view_rank, user_rank = cols[VIEW_RANK], cols[USER_RANK]
+        flat = self.regs.reshape(-1)
+        pos = 0
+        while pos < n:
+            hi = pos + min(n - pos, self.max_count - self.count)
+            np.maximum.at(flat, view_at[pos:hi], view_rank[pos:hi])
+            np.maximum.at(flat, user_at[pos:hi], user_rank[pos:hi])
+            self.dirty[slots[pos:hi]] = True
+            arrival = time.time_ns() if arrivals is None else int(arrivals[pos])
+            self.pending.append((arrival, hi - pos))
+            self.count += hi - pos
+            pos = hi
+            if self.count >= self.max_count:
+                self.flush()
+        if len(self.slot_keys) > 4 * self.max_count and not self.count:
+            self._recycle_slots()
+
+    def _recycle_slots(self) -> None:
+        self.slot_of.clear()
+        self.slot_keys.clear()
+        self.slot_groups.clear()
+
+    def flush(self) -> None:
+        if not self.count:
+            return
+        get, put, emit = self.state.get, self.state.put, self.ctx.output.emit_batch
+        m, maximum = self.m, np.maximum
+        slots = np.flatnonzero(self.dirty)
+        views, viewers = self.regs[slots, :m], self.regs[slots, m:]
+        keys, groups = self.slot_keys, self.slot_groups
+        for j, slot in enumerate(slots.tolist()):
+            key, group = keys[slot], groups[slot]
+            state = get(group, key)
+            if state is None:
+                state = StatsState.from_registers(key, views[j], viewers[j])
+            else:
+                maximum(state.views_reg, views[j], out=state.views_reg)
+                maximum(state.viewers_reg, viewers[j], out=state.viewers_reg)
+            put(group, key, state)
+            emit(key, state, ())
+        self.regs[slots] = 0
+        self.ctx.output.record_latencies(self.pending)
+        self.pending = []
+        self.dirty[:] = False
+        self.count = 0
+        self.ctx.metrics.flushes += 1
+
+
+#: The buffers by name (``--buffer``).
+BUFFERS = {"list": ListBuffer, "preaggregate": PreaggregatingBuffer, "vectorized": VectorizedBuffer}
+BUFFER_KINDS = tuple(BUFFERS)

@@ -1,0 +1,146 @@
+"""The keyed reduces of seed 000's strategies, over the views and ``StatsState``.
+
+* :class:`KeyedReduce` -- ``keyBy(tweet) -> reduce``: per record read state, merge, write, emit
+  (naive, cached, and salting's first stage);
+* :class:`PartialsReduce` -- the ``reduce`` after an exchange: merges serialised partials;
+* :class:`SortedReduce` -- FLIP-140: sorted input, single-key state, one emission per key.
+
+Example::
+
+    >>> from functools import partial
+    >>> from skewlab.state import StateBackend
+    >>> factory = partial(KeyedReduce, state_backend=StateBackend("rocksdb"), precision=10)
+"""
+
+from __future__ import annotations
+
+import time
+
+from skewlab.aggregates.hll import DEFAULT_PRECISION
+from skewlab.aggregates.stats_state import StatsSerializer, StatsState
+from skewlab.engine.operator import OperatorContext
+from skewlab.engine.routing import KEY_GROUP
+from skewlab.operators.stateful import StatefulOperator
+from skewlab.state.state_backend import StateBackend
+
+__all__ = ["VIEW_COLUMNS", "KeyedReduce", "PartialsReduce", "SortedReduce"]
+
+#: The view columns a reduce folds into a tweet's state.
+VIEW_COLUMNS = ("view_id", "user_id")
+
+
+class KeyedReduce(StatefulOperator):
+    """``keyBy(key) -> reduce(plus)``: one state read, merge and write per record, then emit.
+
+    The emitted key is ``emit_key_col``'s value (salting emits the *unsalted* tweet id: the
+    seed's ``map`` that strips the salt is chained here).
+    """
+
+    def __init__(
+        self,
+        ctx: OperatorContext,
+        state_backend: StateBackend,
+        precision: int = DEFAULT_PRECISION,
+        key_col: str = "tweet_id",
+        emit_key_col: str = "",
+    ) -> None:
+        super().__init__(ctx, state_backend)
+        self.precision = precision
+        self.key_col = key_col
+        self.emit_key_col = emit_key_col or key_col
+        self.columns = tuple(
+            dict.fromkeys((key_col, self.emit_key_col, *VIEW_COLUMNS, KEY_GROUP, "seq"))
+        )
+
+    def process(self, cols, n, arrivals) -> None:
+        keys, emit_keys = cols[self.key_col], cols[self.emit_key_col]
+        view_ids, user_ids, groups, seqs = (
+            cols["view_id"], cols["user_id"], cols[KEY_GROUP], cols["seq"]
+        )  # fmt: skip
+        get, put, emit = self.state.get, self.state.put, self.ctx.output.emit
+        precision = self.precision
+        check = self.ctx.check_order if self.ctx.job.check_order else None
+        clock = time.time_ns
+        rejected = 0
+        for i in range(n):
+            key = keys[i]
+            if key is None:
+                rejected += 1
+                continue
+            arrival = clock() if arrivals is None else int(arrivals[i])
+            out_key = emit_keys[i]
+            one = StatsState.from_view(view_ids[i], user_ids[i], out_key, precision)
+            state = get(groups[i], key)
+            state = one if state is None else state.merge(one)
+            put(groups[i], key, state)
+            if check is not None:
+                check(out_key, seqs[i])
+            emit(out_key, state, arrival, seqs[i])
+        self.ctx.metrics.records_rejected += rejected
+
+
+class PartialsReduce(StatefulOperator):
+    """The ``reduce`` downstream of an exchange: merges serialised partial ``StatsState``s."""
+
+    columns = ("key", "value", KEY_GROUP, "arrival_ns", "seq")
+
+    def process(self, cols, n, arrivals) -> None:
+        keys, values, groups = cols["key"], cols["value"], cols[KEY_GROUP]
+        arrived, seqs = cols["arrival_ns"], cols["seq"]
+        get, put, emit = self.state.get, self.state.put, self.ctx.output.emit
+        loads = StatsSerializer.loads
+        check = self.ctx.check_order if self.ctx.job.check_order else None
+        for i in range(n):
+            key = keys[i]
+            partial = loads(values[i])
+            state = get(groups[i], key)
+            state = partial if state is None else state.merge(partial)
+            put(groups[i], key, state)
+            if check is not None:
+                check(key, seqs[i])
+            emit(key, state, arrived[i], seqs[i])
+
+
+class SortedReduce(StatefulOperator):
+    """FLIP-140: input sorted by (key group, key); single-key state; one emission per key."""
+
+    columns = ("tweet_id", *VIEW_COLUMNS, KEY_GROUP)
+
+    def __init__(self, ctx: OperatorContext, precision: int = DEFAULT_PRECISION) -> None:
+        super().__init__(ctx, StateBackend("single_key"))
+        self.precision = precision
+        self.current: str | None = None
+        self.current_group = -1
+        self.run_arrivals: list[tuple[int, int]] = []
+
+    def process(self, cols, n, arrivals) -> None:
+        keys, view_ids, user_ids, groups = (
+            cols["tweet_id"], cols["view_id"], cols["user_id"], cols[KEY_GROUP]
+        )  # fmt: skip
+        get, put = self.state.get, self.state.put
+        precision = self.precision
+        clock = time.time_ns
+        for i in range(n):
+            key = keys[i]
+            if key is None:
+                self.ctx.metrics.records_rejected += 1
+                continue
+            if key != self.current:
+                self._emit_run()
+                self.current, self.current_group = key, groups[i]
+            arrival = clock() if arrivals is None else int(arrivals[i])
+            self.run_arrivals.append((arrival, 1))
+            one = StatsState.from_view(view_ids[i], user_ids[i], key, precision)
+            state = get(groups[i], key)
+            put(groups[i], key, one if state is None else state.merge(one))
+
+    def _emit_run(self) -> None:
+        if self.current is None:
+            return
+        state = self.state.get(self.current_group, self.current)
+        self.ctx.output.emit_batch(self.current, state, self.run_arrivals)
+        self.run_arrivals = []
+
+    def finish(self) -> None:
+        self._emit_run()
+        self.current = None

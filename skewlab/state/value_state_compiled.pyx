@@ -1,0 +1,382 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Compiled value-state cores: the per-access hot path of the in-memory state backends.
+
+Each core is the value state of one backend -- ``get`` / ``put`` / ``delete`` by
+``(key_group, key)`` -- written in Cython so that a compiled operator loop
+(:mod:`skewlab.operators.count_loops`) calls it without a Python call, as a JVM operator calls
+Flink's state. From Python they are called like the methods they are; a backend hands its core
+to an operator as its value state (``KeyedStateBackend.value_state()``). Where this module could
+not be built, :mod:`skewlab.state.value_state_python` has the same classes in plain Python.
+
+* :class:`HeapValueState` -- ``{key_group: {key: value}}`` (HashMapStateBackend);
+* :class:`SingleKeyValueState` -- only the current key's value (FLIP-140), keys in order;
+* :class:`WriteBackLru` -- FLIP-325's write-back LRU cache of objects, with the storage
+  behind it (RocksDB) reached through two callables, ``load`` and ``store``;
+* :class:`CallbackValueState` -- any backend's Python ``get`` / ``put`` / ``delete`` (RocksDB:
+  its cost *is* the Python call into rocksdict, serialisation included).
+
+Example::
+
+    >>> from skewlab.state.value_state_compiled import WriteBackLru
+    >>> store = {}
+    >>> lru = WriteBackLru(1, lambda g, k: store.get(k), lambda g, k, v: store.__setitem__(k, v))
+    >>> lru.put(0, "a", 1); lru.put(0, "b", 2)       # "a" is evicted, written back
+    >>> store, lru.get(0, "b"), lru.hits, lru.evictions
+    ({'a': 1}, 2, 1, 1)
+"""
+
+cimport cython
+from cpython.dict cimport PyDict_DelItem, PyDict_GetItem, PyDict_SetItem
+from cpython.ref cimport PyObject
+from libc.stdlib cimport free, malloc
+
+from skewlab.errors import SkewlabInputError, UnsortedInputError
+
+
+cdef class ValueStateCore:
+    """``get`` / ``put`` / ``delete`` by ``(key_group, key)``; ``get`` of a missing key is ``None``."""
+
+    cpdef object get(self, object key_group, object key):
+        raise NotImplementedError
+
+    cpdef object put(self, object key_group, object key, object value):
+        raise NotImplementedError
+
+    cpdef object delete(self, object key_group, object key):
+        raise NotImplementedError
+
+
+@cython.final
+cdef class CallbackValueState(ValueStateCore):
+    """A core over Python callables, e.g. a RocksDB backend's own ``get`` / ``put``.
+
+    Example::
+
+        >>> d = {}
+        >>> core = CallbackValueState(lambda g, k: d.get(k), lambda g, k, v: d.update({k: v}))
+        >>> core.put(0, "a", 1); core.get(0, "a")
+        1
+    """
+
+    def __init__(self, get, put, delete=None):
+        self._get, self._put, self._delete = get, put, delete
+
+    cpdef object get(self, object key_group, object key):
+        return self._get(key_group, key)
+
+    cpdef object put(self, object key_group, object key, object value):
+        self._put(key_group, key, value)
+
+    cpdef object delete(self, object key_group, object key):
+        if self._delete is None:
+            raise NotImplementedError("this value state has no delete")
+        self._delete(key_group, key)
+
+
+@cython.final
+cdef class HeapValueState(ValueStateCore):
+    """Values in one dict per key group; ``reads`` / ``writes`` / ``deletes`` count calls.
+
+    Example::
+
+        >>> heap = HeapValueState(); heap.put(7, "k", [1])
+        >>> heap.get(7, "k"), heap.get(7, "x"), heap.tables, heap.reads
+        ([1], None, {7: {'k': [1]}}, 2)
+    """
+
+    def __init__(self):
+        self.tables = {}
+
+    cpdef object get(self, object key_group, object key):
+        cdef PyObject *table = PyDict_GetItem(self.tables, key_group)
+        cdef PyObject *value
+        self.reads += 1
+        if table is NULL:
+            return None
+        value = PyDict_GetItem(<dict>table, key)
+        return None if value is NULL else <object>value
+
+    cpdef object put(self, object key_group, object key, object value):
+        cdef PyObject *table = PyDict_GetItem(self.tables, key_group)
+        self.writes += 1
+        if table is NULL:
+            self.tables[key_group] = {key: value}
+        else:
+            PyDict_SetItem(<dict>table, key, value)
+
+    cpdef object delete(self, object key_group, object key):
+        cdef PyObject *table = PyDict_GetItem(self.tables, key_group)
+        self.deletes += 1
+        if table is not NULL:
+            (<dict>table).pop(key, None)
+
+
+@cython.final
+cdef class SingleKeyValueState(ValueStateCore):
+    """Only the current key's value; a new key starts empty and must sort after the last one.
+
+    Keys must arrive sorted by ``(key_group, key)``: a key that does not compare strictly
+    greater than the previous one raises :class:`~skewlab.errors.UnsortedInputError` (a key
+    came back after its run had ended), never a silent fresh start.
+
+    Example::
+
+        >>> state = SingleKeyValueState()
+        >>> state.put(0, "a", 1); state.get(0, "a"), state.get(0, "b")
+        (1, None)
+        >>> state.get(0, "a")
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.UnsortedInputError: input is not sorted by key: key 'a' (key group 0) came after key 'b' (key group 0); the single-key backend needs records sorted by (key_group, key)
+    """
+
+    def __init__(self):
+        self._has_key = False
+        self._key_group = -1
+        self._key = None
+        self._value = None
+
+    cdef int _switch(self, object key_group, object key) except -1:
+        """Flink's ``setCurrentKey`` to a new key, checking the sort order."""
+        cdef bint ordered
+        if self._has_key:
+            try:
+                if key_group is self._key_group or key_group == self._key_group:
+                    ordered = key > self._key
+                else:
+                    ordered = key_group > self._key_group
+            except TypeError:  # e.g. an int key after a str key in the same key group
+                ordered = False
+            if not ordered:
+                raise UnsortedInputError(
+                    f"input is not sorted by key: key {key!r} (key group {key_group}) came "
+                    f"after key {self._key!r} (key group {self._key_group}); the single-key "
+                    "backend needs records sorted by (key_group, key)"
+                )
+        self._has_key = True
+        self._key_group = key_group
+        self._key = key
+        self._value = None
+        return 0
+
+    cdef inline bint _is_current(self, object key_group, object key) except -1:
+        if key is self._key:
+            return self._has_key and (
+                key_group is self._key_group or key_group == self._key_group
+            )
+        if self._has_key and key == self._key and (
+            key_group is self._key_group or key_group == self._key_group
+        ):
+            self._key = key  # an equal key object: keep the newest, so the next call with it
+            return True  # (the put after a get) is an identity check, not a comparison
+        return False
+
+    cpdef object get(self, object key_group, object key):
+        self.reads += 1
+        if not self._is_current(key_group, key):
+            self._switch(key_group, key)
+        return self._value
+
+    cpdef object put(self, object key_group, object key, object value):
+        self.writes += 1
+        if not self._is_current(key_group, key):
+            self._switch(key_group, key)
+        self._value = value
+
+    cpdef object delete(self, object key_group, object key):
+        self.deletes += 1
+        if not self._is_current(key_group, key):
+            self._switch(key_group, key)
+        self._value = None
+
+    @property
+    def current(self):
+        """``(key_group, key, value)`` of the current key, or ``None`` before the first access."""
+        return (self._key_group, self._key, self._value) if self._has_key else None
+
+    def clear(self):
+        self._value = None
+
+
+@cython.final
+cdef class WriteBackLru(ValueStateCore):
+    """FLIP-325's write-back LRU cache of objects (at most ``max_entries``) over a store.
+
+    ``load(key_group, key)`` reads the store on a miss (``None``: absent; cached as such);
+    ``store(key_group, key, value)`` writes back a dirty entry the cache evicts. A hit moves
+    the entry to the most recently used end and returns the cached object itself. ``hits`` /
+    ``misses`` count ``get`` lookups (every miss is one ``load``), ``evictions`` every entry
+    pushed out (dirty or not). The cache is keyed by the key alone: a key must always come
+    with the same key group (true whenever the key group is a function of the key).
+
+    Example::
+
+        >>> store = {}
+        >>> lru = WriteBackLru(2, lambda g, k: store.get(k), lambda g, k, v: store.update({k: v}))
+        >>> for key in "abacb":                      # a count per key
+        ...     lru.put(0, key, (lru.get(0, key) or 0) + 1)
+        >>> (lru.hits, lru.misses, lru.evictions, store, sorted(lru.dirty_entries()))
+        (1, 4, 2, {'b': 1, 'a': 2}, [(0, 'b', 2), (0, 'c', 1)])
+    """
+
+    def __cinit__(self, Py_ssize_t max_entries, load, store):
+        if max_entries < 1:
+            raise SkewlabInputError(f"an LRU cache needs max_entries >= 1, got {max_entries}")
+        self.max_entries = max_entries
+        self._slots = {}
+        self._keys = [None] * max_entries
+        self._key_groups = [None] * max_entries
+        self._values = [None] * max_entries
+        # slots 0 .. max_entries-1 hold entries; slot max_entries is the list's sentinel:
+        # _next[sentinel] is the least, _prev[sentinel] the most recently used entry
+        self._prev = <Py_ssize_t *>malloc((max_entries + 1) * sizeof(Py_ssize_t))
+        self._next = <Py_ssize_t *>malloc((max_entries + 1) * sizeof(Py_ssize_t))
+        self._dirty = <char *>malloc((max_entries + 1) * sizeof(char))
+        if self._prev is NULL or self._next is NULL or self._dirty is NULL:
+            raise MemoryError()
+        self._prev[max_entries] = max_entries
+        self._next[max_entries] = max_entries
+        self._size = 0
+        self._dirty_count = 0
+        self._load = load
+        self._store = store
+
+    def __dealloc__(self):
+        free(self._prev)
+        free(self._next)
+        free(self._dirty)
+
+    cdef inline void _unlink(self, Py_ssize_t slot) noexcept:
+        self._next[self._prev[slot]] = self._next[slot]
+        self._prev[self._next[slot]] = self._prev[slot]
+
+    cdef inline void _push_most_recent(self, Py_ssize_t slot) noexcept:
+        cdef Py_ssize_t sentinel = self.max_entries
+        self._prev[slot] = self._prev[sentinel]
+        self._next[slot] = sentinel
+        self._next[self._prev[sentinel]] = slot
+        self._prev[sentinel] = slot
+
+    cdef Py_ssize_t _free_slot(self) except -1:
+        """A slot for a new entry: an unused one, or the least recently used one, evicted."""
+        cdef Py_ssize_t slot
+        if self._size < self.max_entries:
+            slot = self._size
+            self._size += 1
+            return slot
+        slot = self._next[self.max_entries]
+        key = self._keys[slot]
+        if self._dirty[slot]:  # written back first: if the store fails, the cache is unchanged
+            self._store(self._key_groups[slot], key, self._values[slot])
+            self._dirty[slot] = 0
+            self._dirty_count -= 1
+        self._unlink(slot)
+        PyDict_DelItem(self._slots, key)
+        self.evictions += 1
+        return slot
+
+    cpdef object get(self, object key_group, object key):
+        cdef PyObject *found = PyDict_GetItem(self._slots, key)
+        cdef Py_ssize_t slot
+        if found is not NULL:  # a hit: the cheap path
+            slot = <Py_ssize_t><object>found
+            self._unlink(slot)
+            self._push_most_recent(slot)
+            self.hits += 1
+            return self._values[slot]
+        self.misses += 1
+        value = self._load(key_group, key)
+        slot = self._free_slot()
+        self._keys[slot] = key
+        self._key_groups[slot] = key_group
+        self._values[slot] = value
+        self._dirty[slot] = 0
+        PyDict_SetItem(self._slots, key, slot)
+        self._push_most_recent(slot)
+        return value
+
+    cpdef object put(self, object key_group, object key, object value):
+        cdef Py_ssize_t slot = self._prev[self.max_entries]
+        cdef PyObject *found
+        if self._size and <PyObject *>self._keys[slot] is <PyObject *>key:
+            # the most recently used entry (a read-modify-write's put after its get): no lookup
+            self._unlink(slot)
+        else:
+            found = PyDict_GetItem(self._slots, key)
+            if found is not NULL:
+                slot = <Py_ssize_t><object>found
+                self._unlink(slot)
+            else:
+                slot = self._free_slot()
+                self._keys[slot] = key
+                self._key_groups[slot] = key_group
+                self._dirty[slot] = 0
+                PyDict_SetItem(self._slots, key, slot)
+        self._values[slot] = value
+        if not self._dirty[slot]:
+            self._dirty[slot] = 1
+            self._dirty_count += 1
+        self._push_most_recent(slot)
+
+    cpdef object delete(self, object key_group, object key):
+        """Drop ``key`` from the cache (the store is the caller's to delete from)."""
+        cdef PyObject *found = PyDict_GetItem(self._slots, key)
+        cdef Py_ssize_t slot, last
+        if found is NULL:
+            return
+        slot = <Py_ssize_t><object>found
+        self._unlink(slot)
+        PyDict_DelItem(self._slots, key)
+        if self._dirty[slot]:
+            self._dirty_count -= 1
+        # keep slots 0 .. size-1 in use: move the last used slot into the freed one
+        last = self._size - 1
+        if last != slot:
+            self._keys[slot] = self._keys[last]
+            self._key_groups[slot] = self._key_groups[last]
+            self._values[slot] = self._values[last]
+            self._dirty[slot] = self._dirty[last]
+            self._prev[slot] = self._prev[last]
+            self._next[slot] = self._next[last]
+            self._next[self._prev[slot]] = slot
+            self._prev[self._next[slot]] = slot
+            self._slots[self._keys[slot]] = slot
+        self._keys[last] = self._key_groups[last] = self._values[last] = None
+        self._size = last
+
+    def dirty_entries(self, bint mark_clean=False):
+        """``[(key_group, key, value)]`` of the entries not yet written back, least recently
+        used first; ``mark_clean=True`` (a checkpoint that writes them) marks them clean."""
+        out = []
+        cdef Py_ssize_t slot = self._next[self.max_entries]
+        while slot != self.max_entries:
+            if self._dirty[slot]:
+                out.append((self._key_groups[slot], self._keys[slot], self._values[slot]))
+                if mark_clean:
+                    self._dirty[slot] = 0
+            slot = self._next[slot]
+        if mark_clean:
+            self._dirty_count = 0
+        return out
+
+    @property
+    def dirty_count(self):
+        """Number of entries not yet written back."""
+        return self._dirty_count
+
+    def clear(self):
+        """Drop every entry, dirty or not (as a failure would)."""
+        self._slots.clear()
+        cdef Py_ssize_t slot
+        for slot in range(self._size):
+            self._keys[slot] = self._key_groups[slot] = self._values[slot] = None
+        self._size = 0
+        self._dirty_count = 0
+        self._prev[self.max_entries] = self.max_entries
+        self._next[self.max_entries] = self.max_entries
+
+    def __len__(self):
+        return self._size
+
+    def __contains__(self, key):
+        return key in self._slots

@@ -1,0 +1,257 @@
+"""The value-state cores in plain Python: the same behaviour as the compiled ones
+(:mod:`skewlab.state.value_state_compiled`), used where those could not be built (no C compiler
+at install time) or when ``SKEWLAB_PURE_PYTHON=1``. :mod:`skewlab.state.value_state` picks one.
+
+Every class here has the compiled class's name, methods, counters and errors; the tests run the
+same model tests against both. Only the speed differs: a hit of this LRU costs a few hundred
+nanoseconds of interpreted Python instead of a few tens compiled.
+
+Example::
+
+    >>> store = {}
+    >>> lru = WriteBackLru(1, lambda g, k: store.get(k), lambda g, k, v: store.__setitem__(k, v))
+    >>> lru.put(0, "a", 1); lru.put(0, "b", 2)       # "a" is evicted, written back
+    >>> store, lru.get(0, "b"), lru.hits, lru.evictions
+    ({'a': 1}, 2, 1, 1)
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from skewlab.errors import SkewlabInputError, UnsortedInputError
+
+__all__ = [
+    "CallbackValueState",
+    "HeapValueState",
+    "SingleKeyValueState",
+    "ValueStateCore",
+    "WriteBackLru",
+]
+
+
+class ValueStateCore:
+    """``get`` / ``put`` / ``delete`` by ``(key_group, key)``; a missing key ``get``s ``None``."""
+
+    def get(self, key_group: Any, key: Any) -> Any:
+        raise NotImplementedError
+
+    def put(self, key_group: Any, key: Any, value: Any) -> None:
+        raise NotImplementedError
+
+    def delete(self, key_group: Any, key: Any) -> None:
+        raise NotImplementedError
+
+
+class CallbackValueState(ValueStateCore):
+    """A core over Python callables, e.g. a RocksDB backend's own ``get`` / ``put``.
+
+    Example::
+
+        >>> d = {}
+        >>> core = CallbackValueState(lambda g, k: d.get(k), lambda g, k, v: d.update({k: v}))
+        >>> core.put(0, "a", 1); core.get(0, "a")
+        1
+    """
+
+    def __init__(self, get, put, delete=None) -> None:
+        self._get, self._put, self._delete = get, put, delete
+
+    def get(self, key_group: Any, key: Any) -> Any:
+        return self._get(key_group, key)
+
+    def put(self, key_group: Any, key: Any, value: Any) -> None:
+        self._put(key_group, key, value)
+
+    def delete(self, key_group: Any, key: Any) -> None:
+        if self._delete is None:
+            raise NotImplementedError("this value state has no delete")
+        self._delete(key_group, key)
+
+
+class HeapValueState(ValueStateCore):
+    """Values in one dict per key group; ``reads`` / ``writes`` / ``deletes`` count calls.
+
+    Example::
+
+        >>> heap = HeapValueState(); heap.put(7, "k", [1])
+        >>> heap.get(7, "k"), heap.get(7, "x"), heap.tables, heap.reads
+        ([1], None, {7: {'k': [1]}}, 2)
+    """
+
+    def __init__(self) -> None:
+        self.tables: dict[Any, dict[Any, Any]] = {}
+        self.reads = self.writes = self.deletes = 0
+
+    def get(self, key_group: Any, key: Any) -> Any:
+        self.reads += 1
+        table = self.tables.get(key_group)
+        return None if table is None else table.get(key)
+
+    def put(self, key_group: Any, key: Any, value: Any) -> None:
+        self.writes += 1
+        table = self.tables.get(key_group)
+        if table is None:
+            self.tables[key_group] = {key: value}
+        else:
+            table[key] = value
+
+    def delete(self, key_group: Any, key: Any) -> None:
+        self.deletes += 1
+        table = self.tables.get(key_group)
+        if table is not None:
+            table.pop(key, None)
+
+
+class SingleKeyValueState(ValueStateCore):
+    """Only the current key's value; a new key starts empty and must sort after the last one.
+
+    Example::
+
+        >>> state = SingleKeyValueState()
+        >>> state.put(0, "a", 1); state.get(0, "a"), state.get(0, "b")
+        (1, None)
+    """
+
+    def __init__(self) -> None:
+        self.reads = self.writes = self.deletes = 0
+        self._has_key = False
+        self._key_group: Any = -1
+        self._key: Any = None
+        self._value: Any = None
+
+    def _switch(self, key_group: Any, key: Any) -> None:
+        """Flink's ``setCurrentKey`` to a new key, checking the sort order."""
+        if self._has_key:
+            try:
+                if key_group == self._key_group:
+                    ordered = key > self._key
+                else:
+                    ordered = key_group > self._key_group
+            except TypeError:  # e.g. an int key after a str key in the same key group
+                ordered = False
+            if not ordered:
+                raise UnsortedInputError(
+                    f"input is not sorted by key: key {key!r} (key group {key_group}) came "
+                    f"after key {self._key!r} (key group {self._key_group}); the single-key "
+                    "backend needs records sorted by (key_group, key)"
+                )
+        self._has_key = True
+        self._key_group = key_group
+        self._key = key
+        self._value = None
+
+    def _is_current(self, key_group: Any, key: Any) -> bool:
+        return self._has_key and key == self._key and key_group == self._key_group
+
+    def get(self, key_group: Any, key: Any) -> Any:
+        self.reads += 1
+        if not self._is_current(key_group, key):
+            self._switch(key_group, key)
+        return self._value
+
+    def put(self, key_group: Any, key: Any, value: Any) -> None:
+        self.writes += 1
+        if not self._is_current(key_group, key):
+            self._switch(key_group, key)
+        self._value = value
+
+    def delete(self, key_group: Any, key: Any) -> None:
+        self.deletes += 1
+        if not self._is_current(key_group, key):
+            self._switch(key_group, key)
+        self._value = None
+
+    @property
+    def current(self):
+        """``(key_group, key, value)`` of the current key, or ``None`` before the first access."""
+        return (self._key_group, self._key, self._value) if self._has_key else None
+
+    def clear(self) -> None:
+        self._value = None
+
+
+class WriteBackLru(ValueStateCore):
+    """FLIP-325's write-back LRU cache of objects (at most ``max_entries``) over a store.
+
+    Example::
+
+        >>> store = {}
+        >>> lru = WriteBackLru(2, lambda g, k: store.get(k), lambda g, k, v: store.update({k: v}))
+        >>> for key in "abacb":                      # a count per key
+        ...     lru.put(0, key, (lru.get(0, key) or 0) + 1)
+        >>> (lru.hits, lru.misses, lru.evictions, store, sorted(lru.dirty_entries()))
+        (1, 4, 2, {'b': 1, 'a': 2}, [(0, 'b', 2), (0, 'c', 1)])
+    """
+
+    def __init__(self, max_entries: int, load, store) -> None:
+        if max_entries < 1:
+            raise SkewlabInputError(f"an LRU cache needs max_entries >= 1, got {max_entries}")
+        self.max_entries = max_entries
+        self.hits = self.misses = self.evictions = 0
+        self._entries: OrderedDict[Any, list] = OrderedDict()  # key -> [group, value, dirty]
+        self._load = load
+        self._store = store
+
+    def _make_room(self) -> None:
+        """Evict the least recently used entry when full; a dirty one is written back first
+        (if the store fails, the cache is unchanged)."""
+        if len(self._entries) < self.max_entries:
+            return
+        key, (group, value, dirty) = next(iter(self._entries.items()))
+        if dirty:
+            self._store(group, key, value)
+        del self._entries[key]
+        self.evictions += 1
+
+    def get(self, key_group: Any, key: Any) -> Any:
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry[1]
+        self.misses += 1
+        value = self._load(key_group, key)
+        self._make_room()
+        self._entries[key] = [key_group, value, False]
+        return value
+
+    def put(self, key_group: Any, key: Any, value: Any) -> None:
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+            entry[1], entry[2] = value, True
+        else:
+            self._make_room()
+            self._entries[key] = [key_group, value, True]
+
+    def delete(self, key_group: Any, key: Any) -> None:
+        """Drop ``key`` from the cache (the store is the caller's to delete from)."""
+        self._entries.pop(key, None)
+
+    def dirty_entries(self, mark_clean: bool = False) -> list[tuple[Any, Any, Any]]:
+        """``[(key_group, key, value)]`` of the entries not yet written back, least recently
+        used first; ``mark_clean=True`` (a checkpoint that writes them) marks them clean."""
+        out = []
+        for key, entry in self._entries.items():
+            if entry[2]:
+                out.append((entry[0], key, entry[1]))
+                if mark_clean:
+                    entry[2] = False
+        return out
+
+    @property
+    def dirty_count(self) -> int:
+        """Number of entries not yet written back."""
+        return sum(1 for entry in self._entries.values() if entry[2])
+
+    def clear(self) -> None:
+        """Drop every entry, dirty or not (as a failure would)."""
+        self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._entries

@@ -1,0 +1,386 @@
+"""The count jobs of FLIP-325 (seed 003) and FLIP-140 (seed 001) on the keyed runtime.
+
+A ``Long`` count per key over a ``word`` column, one state read and one write per record, in
+six ways (:data:`COUNT_STRATEGIES`):
+
+==============  ===========================================================================
+``rocksdb``     keyed count over real RocksDB: per record ``get`` + ``put`` (serialised)
+``heap``        the same over Python dicts (HashMapStateBackend)
+``cached``      the same over FLIP-325's write-back LRU of objects in front of RocksDB
+``sort_group``  Spark sorts each partition by (key group, key); the operator counts runs of
+                equal keys in a local variable -- no state backend ("DataSet, no combiner")
+``sorted``      FLIP-140: the same sorted input, a single-key state backend, one ``get`` +
+                ``put`` per record, one emission when a key's run ends
+``spark_sql``   Spark's own ``groupBy().count()`` (JVM hash aggregation): the ceiling
+==============  ===========================================================================
+
+Keyed strategies can take a checkpoint every ``checkpoint_interval_ms`` (dirty cache entries to
+RocksDB, then RocksDB's own checkpoint), as the FLIP-325 benchmark does every second, and sample
+the cache hit ratio at each: :func:`hit_ratio_gauge` is FLIP-325's ``stateCacheHitRatio``.
+Results leave through a ``collect`` sink (every key's count) or a ``digest`` sink (an exact
+checksum, nothing kept per key); Spark computes the same digest natively (:func:`spark_count`).
+
+Example::
+
+    >>> from skewlab.inputs.wordcount import wordcount_input
+    >>> words = wordcount_input(spark, n=1_000, k=10, key_type="int")     # doctest: +SKIP
+    >>> run = run_count(words, "sorted")                                  # doctest: +SKIP
+    >>> run.counts[3]                                                     # doctest: +SKIP
+    100
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from skewlab.aggregates.count import CountDigest, count_digest
+from skewlab.engine.config import JobConfig
+from skewlab.engine.job import StageOutput, collect_stage, run_stage
+from skewlab.engine.routing import KEY_GROUP
+from skewlab.engine.stage import StageSpec
+from skewlab.errors import SkewlabInputError
+from skewlab.inputs.wordcount import KEY_TYPES, SEQ, WORD
+from skewlab.operators.count import EMITS, SINKS, KeyedCount, SortedCount, SortGroupCount
+from skewlab.state.api import PickleSerializer
+from skewlab.state.state_backend import StateBackend
+from skewlab.validation import check_choice, check_number, check_whole
+
+__all__ = [
+    "COUNT_STRATEGIES",
+    "INPUT_ORDERS",
+    "CountJob",
+    "CountRun",
+    "hit_ratio_gauge",
+    "run_count",
+    "spark_count",
+]
+
+#: Count strategies, see the module doc.
+COUNT_STRATEGIES = ("rocksdb", "heap", "cached", "sort_group", "sorted", "spark_sql")
+#: The count strategies that keep keyed state (their name is their state backend's).
+KEYED_COUNTS = ("rocksdb", "heap", "cached")
+#: Order records reach the operator in: ``arrival`` (by ``seq``), ``exchange`` (as Spark's
+#: shuffle delivers them: no sort, like a Flink keyed stream) or ``key`` (sorted by key group
+#: and key, FLIP-140's sorted input).
+INPUT_ORDERS = ("arrival", "exchange", "key")
+_SPARK_KEY_TYPES = {"bigint": "int", "string": "string"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CountJob:
+    """One count run's settings, validated on construction.
+
+    Example::
+
+        >>> CountJob(strategy="sorted").order_by
+        ('_key_group', 'word')
+        >>> CountJob(strategy="cached", cache_entries=-5)
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: cache size must be a whole number >= 0, got -5
+    """
+
+    strategy: str
+    cache_entries: int = 1000
+    emit: str = "end"
+    checkpoint_interval_ms: float | None = None
+    sink: str = "collect"
+    input_order: str | None = None
+
+    def __post_init__(self) -> None:
+        check_choice("count strategy", self.strategy, COUNT_STRATEGIES)
+        check_choice("sink", self.sink, SINKS)
+        check_choice("emit", self.emit, EMITS)
+        if self.strategy == "cached":
+            check_whole("cache size", self.cache_entries, 0)
+        if self.input_order is not None:
+            check_choice("input order", self.input_order, INPUT_ORDERS)
+        if self.checkpoint_interval_ms is not None:
+            check_number("checkpoint interval (ms)", self.checkpoint_interval_ms, above=0)
+
+    @property
+    def order_by(self) -> tuple[str, ...]:
+        """The stage's sort: by key for the sorted strategies, else by arrival (unless told)."""
+        sorted_input = self.strategy in ("sort_group", "sorted")
+        order = self.input_order or ("key" if sorted_input else "arrival")
+        return {"arrival": (SEQ,), "exchange": (), "key": (KEY_GROUP, WORD)}[order]
+
+    def operator(self):
+        """The count operator's factory, its settings bound."""
+        if self.strategy in KEYED_COUNTS:
+            cache = self.cache_entries if self.strategy == "cached" else None
+            return partial(
+                KeyedCount,
+                state_backend=StateBackend(self.strategy, max_entries=cache),
+                emit=self.emit,
+                checkpoint_interval_ms=self.checkpoint_interval_ms,
+                sink=self.sink,
+            )
+        return partial(
+            SortGroupCount if self.strategy == "sort_group" else SortedCount, sink=self.sink
+        )
+
+
+@dataclass
+class CountRun:
+    """One count run: what it measured, and its result (``counts`` or ``digest``).
+
+    ``operator_seconds`` is the time spent inside the operators, summed over subtasks (what
+    Flink's operator metrics show); ``wall_seconds`` the Spark job's (records routed, shuffled,
+    sorted where asked, replayed through the operators, results collected).
+    """
+
+    strategy: str
+    key_type: str
+    parallelism: int
+    records: int
+    rejected: int
+    wall_seconds: float
+    operator_seconds: float | None
+    peak_memory_bytes: int | None
+    digest: CountDigest
+    operator_cpu_seconds: float | None = None
+    counts: dict[Any, int] | None = None
+    cache_entries: int | None = None
+    state_reads: int | None = None
+    state_writes: int | None = None
+    cache_hits: int | None = None
+    cache_misses: int | None = None
+    checkpoints: int | None = None
+    hit_ratio_per_interval: list[tuple[float, float | None]] = field(default_factory=list)
+
+    @property
+    def keys(self) -> int:
+        return self.digest.keys
+
+    @property
+    def hit_ratio(self) -> float | None:
+        """Cache hits / lookups over the whole run (``None`` without a cache)."""
+        if self.cache_hits is None or self.cache_misses is None:
+            return None
+        lookups = self.cache_hits + self.cache_misses
+        return self.cache_hits / lookups if lookups else None
+
+    @property
+    def operator_records_per_second(self) -> float | None:
+        return self.records / self.operator_seconds if self.operator_seconds else None
+
+    @property
+    def operator_cpu_records_per_second(self) -> float | None:
+        return self.records / self.operator_cpu_seconds if self.operator_cpu_seconds else None
+
+    @property
+    def e2e_records_per_second(self) -> float | None:
+        return self.records / self.wall_seconds if self.wall_seconds else None
+
+    def row(self) -> dict[str, Any]:
+        """A flat dict for a results table (no per-key counts)."""
+        return {
+            "strategy": self.strategy,
+            "key_type": self.key_type,
+            "parallelism": self.parallelism,
+            "records": self.records,
+            "keys": self.keys,
+            "cache_entries": self.cache_entries,
+            "hit_ratio": self.hit_ratio,
+            "state_cache_hit_ratio": hit_ratio_gauge(self.hit_ratio_per_interval),
+            "wall_seconds": self.wall_seconds,
+            "operator_seconds": self.operator_seconds,
+            "operator_records_per_second": self.operator_records_per_second,
+            "operator_cpu_seconds": self.operator_cpu_seconds,
+            "operator_cpu_records_per_second": self.operator_cpu_records_per_second,
+            "e2e_records_per_second": self.e2e_records_per_second,
+            "peak_memory_bytes": self.peak_memory_bytes,
+            "state_reads": self.state_reads,
+            "state_writes": self.state_writes,
+            "checkpoints": self.checkpoints,
+        }
+
+
+def hit_ratio_gauge(samples: Iterable[tuple[float, float | None]]) -> float | None:
+    """FLIP-325's ``stateCacheHitRatio`` gauge: the hit ratio averaged over per-second samples.
+
+    ``samples`` are ``(seconds since start, hit ratio of the interval)``, as a cached
+    :class:`~skewlab.operators.count.KeyedCount` records them at every checkpoint.
+
+    Example::
+
+        >>> hit_ratio_gauge([(1.0, 0.5), (2.0, 0.5), (2.3, 1.0)])
+        0.6666666666666666
+        >>> hit_ratio_gauge([]) is None
+        True
+    """
+    values = [v for _, v in samples if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def run_count(
+    df,
+    strategy: str,
+    *,
+    spark=None,
+    parallelism: int | None = None,
+    max_parallelism: int | None = None,
+    key_type: str | None = None,
+    cache_entries: int = 1000,
+    emit: str = "end",
+    checkpoint_interval_ms: float | None = None,
+    sink: str = "collect",
+    input_order: str | None = None,
+) -> CountRun:
+    """Count the records of ``df`` per ``word`` with ``strategy`` (see :data:`COUNT_STRATEGIES`).
+
+    ``df`` has a ``word`` column (bigint or string; nulls are rejected and counted) and a
+    ``seq`` column (arrival order). ``input_order`` defaults to ``arrival`` for the keyed
+    strategies and ``key`` for ``sort_group`` / ``sorted``; a sorted strategy run in
+    ``arrival`` order fails with :class:`~skewlab.errors.UnsortedInputError` (Spark wraps it).
+    Bad parameters raise :class:`~skewlab.errors.SkewlabInputError` before Spark starts work.
+
+    Example::
+
+        >>> run_count(wordcount_input(spark, 6, 3), "heap").counts     # doctest: +SKIP
+        {0: 2, 1: 2, 2: 2}
+    """
+    count = CountJob(
+        strategy=strategy,
+        cache_entries=cache_entries,
+        emit=emit,
+        checkpoint_interval_ms=checkpoint_interval_ms,
+        sink=sink,
+        input_order=input_order,
+    )
+    spark_key, key_type = _count_input_type(df, key_type)
+    spark = spark or df.sparkSession
+    job = JobConfig(
+        parallelism=parallelism, max_parallelism=max_parallelism, latency_profile=None
+    ).resolved(spark.sparkContext.defaultParallelism)
+    if strategy == "spark_sql":
+        return _spark_sql_count(df, key_type, job, sink)
+    stage = StageSpec(
+        name=f"1:count-{strategy}",
+        key_col=WORD,
+        operator=count.operator(),
+        final=True,
+        serializer=PickleSerializer(),
+        key_type=spark_key,
+        order_by=count.order_by,
+        input_columns=(SEQ,),
+    )
+    out = collect_stage(run_stage(df, spark, stage, job), stage.serializer)
+    return _fold_count(count, key_type, job, out)
+
+
+def _count_input_type(df, key_type: str | None) -> tuple[str, str]:
+    """``(Spark type, key type)`` of the input's ``word`` column, checked."""
+    dtypes = dict(df.dtypes)
+    if WORD not in dtypes or SEQ not in dtypes:
+        raise SkewlabInputError(f"count input needs columns {WORD!r} and {SEQ!r}, has {df.columns}")
+    spark_key = dtypes[WORD]
+    if spark_key not in _SPARK_KEY_TYPES:
+        raise SkewlabInputError(f"column {WORD!r} must be bigint or string, is {spark_key}")
+    inferred = _SPARK_KEY_TYPES[spark_key]
+    if key_type is not None:
+        check_choice("key type", key_type, KEY_TYPES)
+        if key_type != inferred:
+            raise SkewlabInputError(
+                f"key type {key_type!r} does not match column {WORD!r} ({spark_key})"
+            )
+    return spark_key, inferred
+
+
+def _fold_count(count: CountJob, key_type: str, job: JobConfig, out: StageOutput) -> CountRun:
+    """The :class:`CountRun` of a collected count stage: its result and its counters."""
+    if count.sink == "digest":
+        digest = CountDigest(0, 0, 0)
+        for value in out.results.values():
+            digest = digest + CountDigest(*value)
+        counts = None
+    else:
+        counts = out.results
+        digest = count_digest(counts)
+    metrics = out.metrics
+    states = [m.state for m in metrics]
+
+    def total(name: str) -> int:
+        return sum(s.get(name, 0) for s in states)
+
+    keyed = count.strategy in KEYED_COUNTS
+    cached = count.strategy == "cached"
+    stateful = count.strategy != "sort_group"
+    gauge = sorted(tuple(g) for s in states for g in s.get("hit_ratio_per_interval") or [])
+    records, rejected = sum(m.records_in for m in metrics), sum(m.records_rejected for m in metrics)
+    return CountRun(
+        strategy=count.strategy,
+        key_type=key_type,
+        parallelism=job.parallelism or 1,
+        records=records - rejected,
+        rejected=rejected,
+        wall_seconds=out.wall_seconds,
+        operator_seconds=sum(m.operator_ns for m in metrics) / 1e9,
+        operator_cpu_seconds=total("cpu_ns") / 1e9,
+        peak_memory_bytes=max((m.peak_memory_bytes for m in metrics), default=0),
+        digest=digest,
+        counts=counts,
+        cache_entries=count.cache_entries if cached else None,
+        state_reads=total("reads") if stateful else None,
+        state_writes=total("writes") if stateful else None,
+        cache_hits=total("cache_hits") if cached else None,
+        cache_misses=total("cache_misses") if cached else None,
+        checkpoints=total("checkpoints") if keyed else None,
+        hit_ratio_per_interval=gauge,
+    )
+
+
+def _spark_sql_count(df, key_type: str, job: JobConfig, sink: str) -> CountRun:
+    digest, counts, wall, processed, rejected = spark_count(df, collect=sink == "collect")
+    return CountRun(
+        strategy="spark_sql",
+        key_type=key_type,
+        parallelism=job.parallelism or 1,
+        records=processed,
+        rejected=rejected,
+        wall_seconds=wall,
+        operator_seconds=None,
+        peak_memory_bytes=None,
+        digest=digest,
+        counts=counts,
+    )
+
+
+def spark_count(df, *, collect: bool = False):
+    """Spark's own ``groupBy(word).count()`` (null words left out and counted), timed.
+
+    Returns ``(CountDigest, counts or None, wall seconds, records counted, null words)``. The
+    digest is computed by Spark too (``xxhash64(concat_ws(':', word, count))`` summed as a
+    decimal), so nothing per key leaves the JVM unless ``collect`` is asked for.
+
+    Example::
+
+        >>> digest, counts, wall, counted, nulls = spark_count(words)     # doctest: +SKIP
+    """
+    from pyspark.sql import functions as F
+
+    started = time.perf_counter()
+    counts_df = df.where(F.col(WORD).isNotNull()).groupBy(WORD).count()
+    per_key = F.xxhash64(
+        F.concat_ws(":", F.col(WORD).cast("string"), F.col("count").cast("string"))
+    )
+    row = counts_df.agg(
+        F.count(F.lit(1)).alias("keys"),
+        F.coalesce(F.sum("count"), F.lit(0)).alias("total"),
+        F.coalesce(F.sum(per_key.cast("decimal(38,0)")), F.lit(0)).alias("fold"),
+    ).first()
+    wall = time.perf_counter() - started
+    digest = CountDigest(int(row["keys"]), int(row["total"]), int(row["fold"]))
+    counts = None
+    if collect:
+        table = counts_df.toArrow()
+        counts = dict(
+            zip(table.column(WORD).to_pylist(), table.column("count").to_pylist(), strict=True)
+        )
+    nulls = df.where(F.col(WORD).isNull()).count()
+    return digest, counts, wall, digest.total, nulls

@@ -1,0 +1,44 @@
+"""One palette for every chart: a strategy or backend has the same colour in every lesson.
+
+Example::
+
+    >>> COLORS["naive"] == COLORS["rocksdb"]     # the naive reduce runs on RocksDB
+    True
+    >>> COLORS["buffered"] != COLORS["spark_sql"] and COLORS["salted"] != COLORS["cached"]
+    True
+"""
+
+from __future__ import annotations
+
+__all__ = ["COLORS", "DIRECTION_COLORS", "LABELS", "TEMPLATE"]
+
+#: plotly's template for every figure.
+TEMPLATE = "plotly_white"
+
+#: One colour per strategy, state backend and reference line.
+COLORS = {
+    "naive": "#d62728",
+    "rocksdb": "#d62728",  # naive = keyed state on RocksDB
+    "buffered": "#1f77b4",
+    "salted": "#8c564b",
+    "cached": "#ff7f0e",
+    "heap": "#9467bd",
+    "sort_group": "#7f7f7f",
+    "sorted": "#2ca02c",
+    "single_key": "#2ca02c",  # sorted = single-key state
+    "spark_sql": "#17becf",
+    "seed": "#bcbd22",  # a figure the seed published
+    "correct": "#2ca02c",  # a right answer beside a wrong one
+}
+
+#: Read and write latencies.
+DIRECTION_COLORS = {"read": "#1f77b4", "write": "#d62728"}
+
+#: How the count strategies read in a legend.
+LABELS = {
+    "rocksdb": "keyed, RocksDB",
+    "heap": "keyed, heap",
+    "sort_group": "sort + group, no state (DataSet)",
+    "sorted": "sorted input, single-key state",
+    "spark_sql": "Spark groupBy().count()",
+}

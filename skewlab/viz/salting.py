@@ -1,0 +1,130 @@
+"""Notebook 02, key salting (seed 000): the double count of running partials, the order lost,
+and a salt-buckets slider.
+
+Example::
+
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"tweet_id": ["t0"], "views": [10], "salted_sum": [55],
+    ...                       "fixed_sum": [10]})
+    >>> [trace.name for trace in double_count_figure(table).data][0]
+    'right count (Spark groupBy)'
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import pandas as pd
+import plotly.graph_objects as go
+from IPython.display import display
+
+from skewlab.experiments.salting import salted_counter
+from skewlab.viz.palette import COLORS, TEMPLATE
+from skewlab.viz.render import in_report
+
+__all__ = ["double_count_figure", "order_figure", "salting_explorer"]
+
+_STYLE = {"description_width": "initial"}
+
+
+def double_count_figure(
+    table: pd.DataFrame, *, title: str = "Counting views through salting"
+) -> go.Figure:
+    """Per tweet: the right count, the seed's sum of running partials, and the fixed sum.
+
+    ``table``: :attr:`skewlab.experiments.salting.CounterResult.table` (log y: the wrong number
+    is tens of times the right one).
+    """
+    fig = go.Figure()
+    for column, name, color in (
+        ("views", "right count (Spark groupBy)", COLORS["correct"]),
+        ("salted_sum", "seed's total + partialSum", COLORS["naive"]),
+        ("fixed_sum", "latest partial per sub-key, summed", COLORS["buffered"]),
+    ):
+        fig.add_trace(
+            go.Bar(
+                x=table["tweet_id"],
+                y=table[column],
+                name=name,
+                marker_color=color,
+                hovertemplate="%{x}: %{y:,}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        template=TEMPLATE,
+        barmode="group",
+        xaxis={"title": "tweet"},
+        yaxis={"title": "view count", "type": "log"},
+    )
+    return fig
+
+
+def order_figure(
+    table: pd.DataFrame, *, title: str = "Per-user order: created, then deleted"
+) -> go.Figure:
+    """Order violations and resurrected accounts per strategy
+    (:func:`~skewlab.experiments.salting.lifecycle_table`)."""
+    fig = go.Figure()
+    for column, name, color in (
+        ("order_violations", "events applied after a later one", COLORS["salted"]),
+        ("resurrected", "deleted accounts left active", COLORS["naive"]),
+    ):
+        fig.add_trace(
+            go.Bar(
+                x=table["strategy"],
+                y=table[column],
+                name=name,
+                marker_color=color,
+                text=table[column],
+                textposition="outside",
+            )
+        )
+    users = int(table["users"].max()) if len(table) else 0
+    fig.update_layout(
+        title=f"{title} ({users:,} users)",
+        template=TEMPLATE,
+        barmode="group",
+        xaxis={"title": "strategy"},
+        yaxis={"title": "count"},
+    )
+    return fig
+
+
+def salting_explorer(
+    views, *, salt_buckets: int = 4, parallelism: int | None = 2
+) -> widgets.Widget:
+    """A salt-buckets slider: each release reruns the salted counter and redraws the counts.
+
+    More buckets spread a hot key further, and each sub-key carries fewer records -- so the
+    seed's sum of running partials over-counts less, yet never becomes right.
+    """
+    slider = widgets.IntSlider(
+        value=salt_buckets,
+        min=1,
+        max=32,
+        description="salt buckets",
+        continuous_update=False,
+        style=_STYLE,
+    )
+    out = widgets.Output()
+    box = widgets.VBox([slider, out])
+    if in_report():
+        display(box)
+        return box
+
+    def redraw(change=None) -> None:
+        result = salted_counter(views, salt_buckets=int(slider.value), parallelism=parallelism)
+        table = result.table
+        worst = table["over_count"].max()
+        fig = double_count_figure(
+            table, title=f"{slider.value} salt buckets: the seed's sum is up to {worst:.1f}x"
+        )
+        out.clear_output(wait=True)
+        with out:
+            fig.show()
+            display(table)
+
+    slider.observe(redraw, names="value")
+    redraw()
+    display(box)
+    return box

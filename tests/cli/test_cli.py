@@ -1,0 +1,157 @@
+"""The skewlab command line: generate end to end, and bad arguments (exit 2, one line)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from skewlab.cli import main
+
+
+def run_cli(argv: list[str]) -> int:
+    """The exit status of ``skewlab ARGV`` (argparse's own errors exit via SystemExit)."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
+def _read(spark, path) -> pd.DataFrame:
+    return spark.read.parquet(str(path)).toPandas().sort_values("seq").reset_index(drop=True)
+
+
+def test_generate_writes_the_views_and_is_repeatable(spark, tmp_path, capsys):
+    args = ["generate", "--views", "100000", "--users", "25000", "--tweets", "20", "--seed", "1"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert "wrote 100,000 views (20 distinct tweets, uniform)" in capsys.readouterr().out
+    assert main([*args, "--out", str(tmp_path / "b")]) == 0
+    first, second = _read(spark, tmp_path / "a"), _read(spark, tmp_path / "b")
+    assert len(first) == 100_000
+    assert first["tweet_id"].nunique() == 20
+    pd.testing.assert_frame_equal(first, second)
+    assert (tmp_path / "a" / "_skewlab_views.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--views", "-5"], "n_views (--views) must be a whole number >= 0, got -5"),
+        (["--views", "10", "--tweets", "0"], "n_tweets (--tweets) must be a whole number >= 1"),
+        (["--views", "10", "--users", "-1"], "n_users (--users) must be a whole number >= 1"),
+        (["--views", "10", "--distribution", "pareto"], "distribution (--distribution) 'pareto'"),
+        (["--views", "10", "--distribution", "zipf", "--skew", "0"], "Zipf skew (--skew)"),
+        (["--views", "10", "--distribution", "zipf", "--skew", "-2"], "Zipf skew (--skew)"),
+        (["--views", "ten"], "argument --views: invalid int value: 'ten'"),
+        (["--tweets", "3"], "the following arguments are required: --views"),
+        (["--views", "10", "--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_generate_bad_arguments_exit_2_with_one_line(args, message, capsys):
+    status = run_cli(["generate", *args])
+    err = capsys.readouterr().err.strip()
+    assert status == 2
+    assert message in err
+    assert len(err.splitlines()) == 1, err
+
+
+def test_generate_refuses_an_output_path_that_is_a_file(tmp_path, capsys):
+    target = tmp_path / "views.parquet"
+    target.write_text("a file")
+    assert main(["generate", "--views", "10", "--out", str(target)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"skewlab generate: error: output path '{target}' exists and is a file, not a directory"
+    )
+
+
+def test_the_installed_entry_point_prints_no_traceback(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "skewlab", "generate", "--views", "10", "--tweets", "0"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "skewlab generate: error: n_tweets (--tweets) must be a whole number >= 1, got 0"
+    ]
+
+
+@pytest.mark.parametrize("command", ["generate", "report", "lab", "run", "bench"])
+def test_every_command_has_help_with_examples(command, capsys):
+    assert run_cli([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "examples:" in out and f"skewlab {command}" in out
+
+
+RUN_JSON_KEYS = {
+    "strategy",
+    "records_in",
+    "records_out",
+    "operator_records_per_second",
+    "e2e_records_per_second",
+    "state_reads",
+    "state_writes",
+    "cache_hit_ratio",
+    "latency_p50_ms",
+    "latency_p99_ms",
+    "result_digest",
+    "modelled_io_seconds",
+}
+
+
+def test_run_prints_one_json_object_with_the_documented_keys(spark, capsys):
+    from skewlab.aggregates import result_digest, spark_reference_aggregate
+    from skewlab.inputs.views import ViewSpec, generate_views
+
+    args = ["--views", "3000", "--users", "200", "--tweets", "7", "--seed", "3"]
+    assert main(["run", "cached", *args, "--cache-entries", "4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= RUN_JSON_KEYS
+    assert out["strategy"] == "cached" and out["records_in"] == 3000
+    assert 0 < out["cache_hit_ratio"] < 1
+    reference = spark_reference_aggregate(generate_views(spark, ViewSpec(3000, 200, 7, seed=3)))
+    assert out["result_digest"] == result_digest(reference)
+
+
+def test_run_reads_a_saved_view_set_and_prints_a_table(spark, tmp_path, capsys):
+    assert main(["generate", "--views", "500", "--tweets", "3", "--out", str(tmp_path / "v")]) == 0
+    assert main(["run", "sorted", "--views", str(tmp_path / "v")]) == 0
+    out = capsys.readouterr().out
+    assert "records_in                   500" in out
+    assert "keys                         3" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["fastest"], "unknown strategy 'fastest'"),
+        (["naive", "--backend", "memcached"], "unknown backend (--backend) 'memcached'"),
+        (["buffered", "--max-count", "0"], "max_count (--max-count) must be a whole number >= 1"),
+        (["buffered", "--trigger-interval-ms", "-5"], "trigger_interval_ms"),
+        (["naive", "--parallelism", "300", "--max-parallelism", "128"], "parallelism"),
+        (["naive", "--max-parallelism", "0"], "from 1 to 32768"),
+        (["sorted", "--salt-buckets", "4"], "strategy 'sorted' has no option --salt-buckets"),
+        (["naive", "--max-count", "10"], "its options: --backend, --cache-entries"),
+        (["salted", "--salt-buckets", "0"], "salt_buckets (--salt-buckets)"),
+        (["naive", "--views", "no/such/dir"], "neither a number of views nor an existing"),
+        (["naive", "--tweets", "0"], "n_tweets (--tweets)"),
+        (["naive", "--latency-profile", "floppy"], "floppy"),
+    ],
+)
+def test_run_bad_arguments_exit_2_with_one_line(args, message, capsys):
+    status = run_cli(["run", *args])
+    err = capsys.readouterr().err.strip()
+    assert status == 2
+    assert message in err
+    assert len(err.splitlines()) == 1, err
+
+
+def test_bench_refuses_bad_runs(capsys):
+    assert run_cli(["bench", "buffering", "--runs", "0"]) == 2
+    assert "runs (--runs) must be a whole number >= 1" in capsys.readouterr().err

@@ -1,0 +1,73 @@
+"""Routing by key group: every record on its Flink subtask, partition i == operator i."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skewlab.engine.routing import (
+    KEY_GROUP,
+    OPERATOR,
+    identity_partition,
+    identity_partition_keys,
+    subtask_load,
+    with_key_groups,
+)
+from skewlab.inputs.views import ViewSpec, generate_views
+from skewlab.state.key_groups import assign_key_to_parallel_operator, assign_to_key_group
+
+
+def test_records_land_on_their_flink_subtask(spark):
+    from pyspark.sql import functions as F
+
+    p, max_p = 3, 128
+    views = generate_views(spark, ViewSpec(3_000, 100, 200, seed=5))
+    routed = identity_partition(with_key_groups(views, "tweet_id", max_p, p), spark, p)
+    rows = routed.select("tweet_id", OPERATOR, F.spark_partition_id().alias("partition")).collect()
+    assert all(r.partition == r[OPERATOR] for r in rows)
+    for r in rows[:300]:
+        assert r[OPERATOR] == assign_key_to_parallel_operator(r.tweet_id, max_p, p)
+    assert {r.partition for r in rows} == {0, 1, 2}
+
+
+def test_identity_partition_keys_hash_to_their_own_partition(spark):
+    from pyspark.sql import functions as F
+
+    keys = identity_partition_keys(spark, 5)
+    rows = spark.createDataFrame([(k,) for k in keys], "k long")
+    found = rows.select(F.expr("pmod(hash(k), 5)").alias("p")).collect()
+    assert [r.p for r in found] == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize(("spark_type", "numpy_type"), [("int", np.int32), ("bigint", np.int64)])
+def test_integer_keys_hash_as_their_java_type(spark, spark_type, numpy_type):
+    # was: every non-string key hashed as a Java Long; an int column is a Java Integer in Flink
+    keys = [-123_456, -5, -1, 0, 7, 2**31 - 1]
+    df = spark.createDataFrame([(k,) for k in keys], f"k {spark_type}")
+    rows = with_key_groups(df, "k", 128, 4).orderBy("k").collect()
+    assert [r[KEY_GROUP] for r in rows] == [
+        assign_to_key_group(numpy_type(k), 128) for k in sorted(keys)
+    ]
+    if spark_type == "int":  # Integer.hashCode(-1) == -1, Long.hashCode(-1) == 0: other groups
+        assert rows[2][KEY_GROUP] != assign_to_key_group(-1, 128)
+
+
+def test_null_keys_go_to_operator_zero_with_key_group_minus_one(spark):
+    df = spark.createDataFrame([("a",), (None,)], "k string")
+    rows = {r.k: (r[KEY_GROUP], r[OPERATOR]) for r in with_key_groups(df, "k", 128, 4).collect()}
+    assert rows[None] == (-1, 0)
+    assert rows["a"][0] == assign_to_key_group("a", 128)
+
+
+def test_subtask_load_counts_every_record_on_its_flink_subtask(spark):
+    views = generate_views(spark, ViewSpec(4_000, 100, 30, "zipf", 1.4, seed=12))
+    load = subtask_load(views, parallelism=4)
+    assert load["subtask"].tolist() == [0, 1, 2, 3]
+    assert load["records"].sum() == 4_000
+    per_tweet = views.groupBy("tweet_id").count().toPandas()
+    expected = [0, 0, 0, 0]
+    for tweet, count in zip(per_tweet["tweet_id"], per_tweet["count"], strict=True):
+        expected[assign_key_to_parallel_operator(tweet, 128, 4)] += count
+    assert load["records"].tolist() == expected
+    hottest = load.loc[load["hottest_key_records"].idxmax(), "hottest_key"]
+    assert hottest == "tweet-0"

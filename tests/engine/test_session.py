@@ -1,0 +1,97 @@
+"""The Spark session: master resolution, the Java check, and a real local-cluster run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from skewlab.engine.session import find_java, resolve_master
+from skewlab.errors import JavaNotFoundError, SkewlabInputError
+
+
+def test_master_comes_from_argument_then_environment_then_default(monkeypatch):
+    monkeypatch.delenv("SKEWLAB_SPARK_MASTER", raising=False)
+    assert resolve_master() == "local[*]"
+    monkeypatch.setenv("SKEWLAB_SPARK_MASTER", "local-cluster[2,1,1024]")
+    assert resolve_master() == "local-cluster[2,1,1024]"
+    assert resolve_master("local[2]") == "local[2]"
+    assert resolve_master("spark://host:7077") == "spark://host:7077"
+
+
+def test_unknown_master_is_refused():
+    with pytest.raises(SkewlabInputError, match="unknown Spark master 'lokal'"):
+        resolve_master("lokal")
+
+
+def test_java_17_or_newer_is_found():
+    java = find_java()
+    assert java.major >= 17
+
+
+def test_missing_java_is_explained(monkeypatch, tmp_path):
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
+    with pytest.raises(JavaNotFoundError) as err:
+        find_java()
+    assert "JAVA_HOME" in str(err.value) and "environment.yml" in str(err.value)
+    monkeypatch.delenv("JAVA_HOME")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(JavaNotFoundError, match="No Java found: Spark needs Java 17"):
+        find_java()
+
+
+def test_old_java_is_refused(monkeypatch, tmp_path):
+    fake_home = tmp_path / "jdk8"
+    (fake_home / "bin").mkdir(parents=True)
+    java = fake_home / "bin" / "java"
+    java.write_text("#!/bin/sh\necho 'openjdk version \"1.8.0_392\"' >&2\n")
+    java.chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(fake_home))
+    with pytest.raises(JavaNotFoundError, match="found Java 8"):
+        find_java()
+
+
+def test_session_settings(spark):
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+    assert int(spark.conf.get("spark.sql.shuffle.partitions")) == max(2, 2 * (os.cpu_count() or 1))
+    assert os.environ["PYSPARK_PYTHON"] == sys.executable
+    # a Python UDF runs in a worker with this interpreter
+    from pyspark.sql import functions as F
+
+    @F.udf("string")
+    def worker_python(_):
+        import sys as worker_sys
+
+        return worker_sys.executable
+
+    assert spark.range(1).select(worker_python("id")).first()[0] == sys.executable
+
+
+@pytest.mark.cluster
+def test_local_cluster_gives_the_same_digest_as_pure_python():
+    """Separate executor JVMs and Python workers: nothing may rely on driver-side globals."""
+    script = textwrap.dedent(
+        """
+        from skewlab.engine.session import get_spark
+        from skewlab.aggregates import reference_aggregate, result_digest, spark_reference_aggregate
+        from skewlab.inputs.views import ViewSpec, generate_views
+
+        spark = get_spark()
+        assert spark.sparkContext.master.startswith("local-cluster"), spark.sparkContext.master
+        df = generate_views(spark, ViewSpec(20_000, 1_000, 30, "zipf", 1.1, seed=4))
+        rows = df.select("view_id", "user_id", "tweet_id").toPandas().itertuples(index=False)
+        oracle = result_digest(reference_aggregate(rows))
+        print(result_digest(spark_reference_aggregate(df)), oracle)
+        spark.stop()
+        """
+    )
+    env = {**os.environ, "SKEWLAB_SPARK_MASTER": "local-cluster[2,1,1024]"}
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    spark_digest, python_digest = proc.stdout.split()[-2:]
+    assert spark_digest == python_digest

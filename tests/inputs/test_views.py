@@ -1,0 +1,130 @@
+"""Synthetic views generated in Spark: sizes, key counts, determinism, skew, schema checks."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skewlab.errors import SkewlabInputError
+from skewlab.inputs.views import (
+    PARAMS_FILE,
+    VIEWS_SCHEMA,
+    ViewSpec,
+    check_views_schema,
+    generate_views,
+    key_load,
+    load_summary,
+    load_views,
+    read_spec,
+    save_views,
+    zipf_cdf,
+)
+
+
+def _rows(df) -> pd.DataFrame:
+    return df.toPandas().sort_values("seq").reset_index(drop=True)
+
+
+def test_sizes_schema_and_distinct_tweets(spark):
+    df = generate_views(spark, ViewSpec(n_views=20_000, n_users=500, n_tweets=20, seed=1))
+    assert dict(df.dtypes) == VIEWS_SCHEMA
+    rows = _rows(df)
+    assert len(rows) == 20_000
+    assert rows["tweet_id"].nunique() == 20
+    assert rows["user_id"].nunique() <= 500
+    assert rows["view_id"].is_unique
+    assert rows["seq"].tolist() == list(range(20_000))
+    assert set(rows["tweet_id"]) == {f"tweet-{i}" for i in range(20)}
+    # event time advances 1 ms per view at the default 1,000 views/s
+    step = rows["event_time"].diff().dropna().unique()
+    assert list(step) == [pd.Timedelta(milliseconds=1)]
+
+
+def test_same_seed_same_views_whatever_the_partitioning(spark):
+    for distribution in ("uniform", "zipf"):
+        spec = ViewSpec(3_000, 100, 40, distribution, 1.3, seed=5)
+        one = _rows(generate_views(spark, spec, num_partitions=1))
+        seven = _rows(generate_views(spark, spec, num_partitions=7))
+        pd.testing.assert_frame_equal(one, seven)
+
+
+def test_different_seeds_differ(spark):
+    a = _rows(generate_views(spark, ViewSpec(1_000, 100, 40, seed=1)))
+    b = _rows(generate_views(spark, ViewSpec(1_000, 100, 40, seed=2)))
+    assert (a["tweet_id"] != b["tweet_id"]).mean() > 0.5
+
+
+def test_uniform_is_flat_and_zipf_is_skewed(spark):
+    n, tweets = 40_000, 200
+    uniform = key_load(generate_views(spark, ViewSpec(n, 1000, tweets, seed=3)))
+    zipf = key_load(generate_views(spark, ViewSpec(n, 1000, tweets, "zipf", 1.2, seed=3)))
+    # uniform: every tweet near n / tweets (binomial sd ~ 14 around 200)
+    assert uniform["records"].max() < 1.5 * n / tweets
+    # Zipf(s): the hottest tweet's expected share is 1 / H(tweets, s)
+    expected_top = 1.0 / np.sum(np.arange(1, tweets + 1, dtype=float) ** -1.2)
+    assert zipf["tweet_id"].iloc[0] == "tweet-0"
+    assert zipf["share"].iloc[0] == pytest.approx(expected_top, rel=0.05)
+    # and rank 2 carries about 2^-s of rank 1
+    ratio = zipf["records"].iloc[1] / zipf["records"].iloc[0]
+    assert ratio == pytest.approx(2**-1.2, rel=0.1)
+    summary = load_summary({"uniform": uniform, "zipf": zipf})
+    assert (
+        summary.loc["zipf", "hottest_over_mean"]
+        > 10 * summary.loc["uniform", "hottest_over_mean"] / 1.5
+    )
+
+
+def test_zipf_cdf():
+    cdf = zipf_cdf(4, 1.0)
+    h = 1 + 1 / 2 + 1 / 3 + 1 / 4
+    assert cdf.tolist() == pytest.approx([1 / h, 1.5 / h, (1.5 + 1 / 3) / h, 1.0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_views": -1}, "n_views (--views) must be a whole number >= 0, got -1"),
+        ({"n_tweets": 0}, "n_tweets (--tweets) must be a whole number >= 1, got 0"),
+        ({"n_users": 0}, "n_users (--users) must be a whole number >= 1, got 0"),
+        ({"distribution": "pareto"}, "distribution (--distribution) 'pareto': use one of uniform"),
+        ({"distribution": "zipf", "skew": 0.0}, "Zipf skew (--skew) must be a number > 0"),
+        ({"distribution": "zipf", "skew": float("nan")}, "Zipf skew (--skew) must be a number > 0"),
+    ],
+)
+def test_spec_rejects_bad_parameters(kwargs, message):
+    params = {"n_views": 10, "n_users": 5, "n_tweets": 3, **kwargs}
+    with pytest.raises(SkewlabInputError) as err:
+        ViewSpec(**params)
+    assert message in str(err.value)
+
+
+def test_save_and_load_round_trip_with_parameters(spark, tmp_path):
+    spec = ViewSpec(500, 50, 7, "zipf", 1.1, seed=9)
+    out = save_views(generate_views(spark, spec), spec, tmp_path / "views")
+    assert json.loads((out / PARAMS_FILE).read_text())["skew"] == 1.1
+    assert read_spec(out) == spec
+    pd.testing.assert_frame_equal(_rows(load_views(spark, out)), _rows(generate_views(spark, spec)))
+
+
+def test_save_refuses_an_output_path_that_is_a_file(spark, tmp_path):
+    target = tmp_path / "file.parquet"
+    target.write_text("not a directory")
+    with pytest.raises(SkewlabInputError, match="exists and is a file"):
+        save_views(generate_views(spark, ViewSpec(5, 5, 5)), None, target)
+
+
+def test_load_names_missing_and_mistyped_columns(spark, tmp_path):
+    bad = spark.createDataFrame([("v", 3)], "view_id string, tweet_id int")
+    with pytest.raises(SkewlabInputError) as err:
+        check_views_schema(bad)
+    text = str(err.value)
+    assert "missing column(s) user_id (string)" in text
+    assert "tweet_id is int, expected string" in text
+    bad.write.parquet(str(tmp_path / "bad"))
+    with pytest.raises(SkewlabInputError, match="user_id"):
+        load_views(spark, tmp_path / "bad")
+    with pytest.raises(SkewlabInputError, match="no views at"):
+        load_views(spark, tmp_path / "nowhere")

@@ -1,0 +1,205 @@
+"""The value-state cores -- compiled and pure-Python alike -- against plain models of the same
+behaviour."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skewlab.errors import SkewlabInputError, UnsortedInputError
+from skewlab.state import value_state_python
+
+try:
+    from skewlab.state import value_state_compiled
+except ImportError:  # built without a C compiler: only the Python cores exist
+    value_state_compiled = None
+
+#: both implementations of the cores run the same tests
+CORES = pytest.mark.parametrize(
+    "cores",
+    [
+        pytest.param(
+            value_state_compiled,
+            marks=pytest.mark.skipif(value_state_compiled is None, reason="not compiled"),
+        ),
+        value_state_python,
+    ],
+    ids=["compiled", "python"],
+)
+
+
+class ModelLru:
+    """FLIP-325's write-back LRU, written plainly over an OrderedDict (the oracle)."""
+
+    def __init__(self, max_entries: int, store: dict) -> None:
+        self.max_entries, self.store = max_entries, store
+        self.cache: OrderedDict = OrderedDict()  # key -> [group, value, dirty]
+        self.hits = self.misses = self.evictions = 0
+        self.writes: list = []
+
+    def _make_room(self) -> None:
+        if len(self.cache) >= self.max_entries:
+            key, (group, value, dirty) = self.cache.popitem(last=False)
+            self.evictions += 1
+            if dirty:
+                self.store[key] = value
+                self.writes.append((group, key, value))
+
+    def get(self, group, key):
+        if key in self.cache:
+            self.hits += 1
+            self.cache.move_to_end(key)
+            return self.cache[key][1]
+        self.misses += 1
+        value = self.store.get(key)
+        self._make_room()
+        self.cache[key] = [group, value, False]
+        return value
+
+    def put(self, group, key, value):
+        if key in self.cache:
+            self.cache.move_to_end(key)
+        else:
+            self._make_room()
+        self.cache[key] = [group, value, True]
+
+    def delete(self, group, key):
+        self.cache.pop(key, None)
+
+    def dirty_entries(self, mark_clean=False):
+        out = [(g, k, v) for k, (g, v, dirty) in self.cache.items() if dirty]
+        if mark_clean:
+            for entry in self.cache.values():
+                entry[2] = False
+        return out
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["get", "put", "delete", "dirty", "flush"]),
+        st.integers(min_value=0, max_value=6),  # key
+        st.integers(min_value=1, max_value=99),  # value
+    ),
+    max_size=80,
+)
+
+
+@CORES
+@settings(max_examples=300, deadline=None)
+@given(max_entries=st.integers(min_value=1, max_value=5), ops=OPS)
+def test_write_back_lru_behaves_like_the_model(cores, max_entries, ops):
+    store, model_store, writes = {}, {}, []
+
+    def load(group, key):
+        return store.get(key)
+
+    def write_back(group, key, value):
+        store[key] = value
+        writes.append((group, key, value))
+
+    lru, model = (
+        cores.WriteBackLru(max_entries, load, write_back),
+        ModelLru(max_entries, model_store),
+    )
+    for op, key, value in ops:
+        group = key % 3  # a function of the key, as a key group is
+        if op == "get":
+            assert lru.get(group, key) == model.get(group, key)
+        elif op == "put":
+            lru.put(group, key, value)
+            model.put(group, key, value)
+        elif op == "delete":
+            lru.delete(group, key)
+            model.delete(group, key)
+            store.pop(key, None)
+            model_store.pop(key, None)
+        else:
+            mark = op == "flush"
+            entries = lru.dirty_entries(mark_clean=mark)
+            assert entries == model.dirty_entries(mark_clean=mark)
+            if mark:  # a checkpoint writes them
+                for _group, k, v in entries:
+                    store[k] = model_store[k] = v
+        assert (lru.hits, lru.misses, lru.evictions) == (model.hits, model.misses, model.evictions)
+        assert len(lru) == len(model.cache) <= max_entries
+        assert lru.dirty_count == len(model.dirty_entries())
+        assert all((k in lru) for k in model.cache)
+    assert writes == model.writes
+    assert store == model_store
+
+
+@CORES
+def test_write_back_lru_hit_returns_the_cached_object_and_miss_caches_absence(cores):
+    loads = []
+    lru = cores.WriteBackLru(2, lambda g, k: loads.append(k), lambda g, k, v: None)
+    assert lru.get(0, "a") is None and lru.get(0, "a") is None
+    assert loads == ["a"] and (lru.hits, lru.misses) == (1, 1)  # absence is cached too
+    value = [1]
+    lru.put(0, "b", value)
+    assert lru.get(0, "b") is value
+
+
+@CORES
+@pytest.mark.parametrize("bad", [0, -1])
+def test_write_back_lru_needs_one_entry(cores, bad):
+    with pytest.raises(SkewlabInputError, match="max_entries >= 1"):
+        cores.WriteBackLru(bad, None, None)
+
+
+@CORES
+def test_write_back_lru_store_errors_propagate(cores):
+    def store(group, key, value):
+        raise OSError("disk full")
+
+    lru = cores.WriteBackLru(1, lambda g, k: None, store)
+    lru.put(0, "a", 1)
+    with pytest.raises(OSError, match="disk full"):
+        lru.put(0, "b", 2)
+    # nothing was lost: "a" is still cached and dirty, "b" never got in
+    assert "a" in lru and "b" not in lru and len(lru) == 1
+    assert lru.dirty_entries() == [(0, "a", 1)] and lru.evictions == 0
+
+
+@CORES
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 20), st.integers(1, 9)), max_size=60))
+def test_heap_value_state_is_a_dict_per_key_group(cores, ops):
+    heap, model = cores.HeapValueState(), {}
+    for group, key, value in ops:
+        assert heap.get(group, key) == model.get((group, key))
+        if value % 4 == 0:
+            heap.delete(group, key)
+            model.pop((group, key), None)
+        else:
+            heap.put(group, key, value)
+            model[(group, key)] = value
+    flat = {(g, k): v for g, table in heap.tables.items() for k, v in table.items()}
+    assert flat == model
+    assert heap.reads == len(ops)
+    assert heap.writes + heap.deletes == len(ops)
+
+
+@CORES
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 50)), min_size=1, max_size=40))
+def test_single_key_accepts_sorted_runs_and_rejects_any_return(cores, pairs):
+    state = cores.SingleKeyValueState()
+    ordered = sorted(pairs)
+    for group, key in ordered:
+        state.put(group, key, (state.get(group, key) or 0) + 1)
+    last = ordered[-1]
+    assert state.current == (*last, ordered.count(last))
+    if len(set(ordered)) > 1:
+        first = ordered[0]
+        with pytest.raises(UnsortedInputError, match="input is not sorted by key"):
+            state.get(*first)
+
+
+@CORES
+def test_single_key_incomparable_keys_are_disorder(cores):
+    state = cores.SingleKeyValueState()
+    state.put(0, "a", 1)
+    with pytest.raises(UnsortedInputError, match=r"key 1 \(key group 0\) came after key 'a'"):
+        state.put(0, 1, 1)

@@ -1,0 +1,34 @@
+"""The buffering lesson's figures: medians and speedups, log axes, the naive baseline."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from skewlab.viz.buffering import latency_figure, median_throughput, throughput_figure
+
+
+def test_figures_of_the_buffering_notebook():
+    rows = pd.DataFrame(
+        {
+            "cardinality": [20, 20, 20, 1000, 1000],
+            "strategy": ["naive", "buffered", "buffered", "naive", "buffered"],
+            "run": [0, 0, 1, 0, 0],
+            "operator_records_per_second": [10.0, 400.0, 600.0, 10.0, 20.0],
+        }
+    )
+    medians = median_throughput({"rows": rows.to_dict("records")})
+    assert medians.set_index("cardinality")["speedup"].to_dict() == {1000: 2.0, 20: 50.0}
+    fig = throughput_figure(rows)
+    assert (fig.layout.xaxis.type, fig.layout.yaxis.type) == ("log", "log")
+    sweep = pd.DataFrame(
+        {
+            "strategy": ["naive", "buffered", "buffered"],
+            "trigger_interval_ms": [float("nan"), 20.0, 200.0],
+            "source_rate": [2000.0] * 3,
+            "latency_p50_ms": [0.1, 10.0, 100.0],
+            "latency_p99_ms": [1.0, 20.0, 200.0],
+        }
+    )
+    fig = latency_figure(sweep)
+    assert list(fig.data[0].x) == [20.0, 200.0] and list(fig.data[0].y) == [10.0, 100.0]
+    assert len(fig.layout.shapes) == 1  # the naive baseline
