@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from skewlab.engine.stage import StageSpec
 
-__all__ = ["Operator", "OperatorContext", "TimerService"]
+__all__ = ["IntervalTrigger", "Operator", "OperatorContext", "TimerService"]
 
 
 class TimerService:
@@ -90,6 +90,45 @@ class TimerService:
         while self._timers and self._timers[0] <= now_ns:
             due.append(heapq.heappop(self._timers))
         return due
+
+
+class IntervalTrigger:
+    """A processing-time timer every ``interval_ns`` (``0``: never), on a :class:`TimerService`:
+    registered by :meth:`start` (once), and after each firing registered again an interval after
+    the one that fired -- or an interval from now, when the loop fell behind (seed 000's buffer
+    does it this way).
+
+    Example::
+
+        >>> timers = TimerService(); trigger = IntervalTrigger(timers, 10)
+        >>> trigger.start(now_ns=100); trigger.start(now_ns=105); timers.pop_due(200)
+        [110]
+        >>> trigger.fired(110, now_ns=115); timers.pop_due(200)
+        [120]
+        >>> trigger.fired(120, now_ns=300); timers.pop_due(400)     # fell behind: from now
+        [310]
+    """
+
+    def __init__(self, timers: TimerService, interval_ns: int) -> None:
+        self.timers = timers
+        self.interval_ns = int(interval_ns)
+        self.started = False
+
+    def start(self, now_ns: int | None = None) -> None:
+        """Register the first timer, an interval from now (nothing after the first call)."""
+        if self.started or self.interval_ns <= 0:
+            return
+        now = self.timers.current_processing_time() if now_ns is None else now_ns
+        self.timers.register_processing_time_timer(now + self.interval_ns)
+        self.started = True
+
+    def fired(self, timestamp_ns: int, now_ns: int | None = None) -> None:
+        """The timer for ``timestamp_ns`` fired: register the next one."""
+        now = self.timers.current_processing_time() if now_ns is None else now_ns
+        following = timestamp_ns + self.interval_ns
+        self.timers.register_processing_time_timer(
+            following if following > now else now + self.interval_ns
+        )
 
 
 class OperatorContext:

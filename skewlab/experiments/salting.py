@@ -68,10 +68,10 @@ from skewlab.operators.running_count import (
 from skewlab.state.api import PickleSerializer
 from skewlab.state.key_groups import compute_default_max_parallelism
 from skewlab.state.state_backend import StateBackend
-from skewlab.strategies import Salted, run_strategy
+from skewlab.strategies import Buffered, Salted, run_strategy
 from skewlab.strategies.keyed import with_seq
 from skewlab.strategies.salted import with_salt
-from skewlab.validation import check_choice, check_whole
+from skewlab.validation import check_choice
 
 __all__ = [
     "CounterResult",
@@ -303,6 +303,53 @@ def subtask_loads(
 # --------------------------------------------------------------------------- 2. order
 
 
+#: events and statuses travel and are stored pickled
+_EVENTS = PickleSerializer()
+
+
+def _salted_lifecycle(events, spark, job: JobConfig, params: Salted):
+    """``keyBy (user, salt)`` -> latest event -> unsalt -> ``keyBy user`` -> apply."""
+    state = StateBackend(params.backend)
+    salted = with_salt(events, "user_id", "event_id", params.salt_buckets)
+    stage1 = StageSpec(
+        name="1:latest-event",
+        key_col=SALTED_KEY,
+        operator=partial(LatestEvent, state_backend=state),
+        final=False,
+        serializer=_EVENTS,
+        input_columns=("seq", "user_id", "event"),
+    )
+    stage2 = StageSpec(
+        name="2:apply-events",
+        key_col="key",
+        operator=partial(ApplyEvents, state_backend=state),
+        final=True,
+        serializer=_EVENTS,
+        order_by=(),  # whatever order the exchange delivers, as in Flink
+        source=False,
+        input_columns=("value", "arrival_ns", "seq"),
+    )
+    return run_stage(run_stage(salted, spark, stage1, job), spark, stage2, job)
+
+
+def _buffered_lifecycle(events, spark, job: JobConfig, params: Buffered):
+    """``keyBy user`` -> the buffer -> apply each user's events at flush, in their order."""
+    stage = StageSpec(
+        name="1:buffered-events",
+        key_col="user_id",
+        operator=partial(
+            LifecycleBuffer,
+            state_backend=StateBackend(params.backend),
+            max_count=params.max_count,
+            trigger_interval_ms=params.trigger_interval_ms,
+        ),
+        final=True,
+        serializer=_EVENTS,
+        input_columns=("seq", "event"),
+    )
+    return run_stage(events, spark, stage, job)
+
+
 @dataclass
 class LifecycleResult:
     """One strategy over the lifecycle events.
@@ -349,56 +396,20 @@ def lifecycle_order(
         0
     """
     check_choice("strategy", strategy, ("salted", "buffered"))
-    check_whole("salt_buckets (--salt-buckets)", salt_buckets, 1)
-    check_whole("max_count (--max-count)", max_count, 1)
+    if strategy == "salted":  # validated as the strategies' own parameters are
+        params = Salted(salt_buckets=salt_buckets, backend=backend)
+    else:
+        params = Buffered(
+            trigger_interval_ms=trigger_interval_ms, max_count=max_count, backend=backend
+        )
     spark = spark or events.sparkSession
     job = JobConfig(parallelism=parallelism, check_order=True).resolved(
         spark.sparkContext.defaultParallelism
     )
-    state, values = StateBackend(backend), PickleSerializer()
-    if strategy == "salted":
-        parameters = {"salt_buckets": salt_buckets, "backend": backend}
-        salted = with_salt(events, "user_id", "event_id", salt_buckets)
-        stage1 = StageSpec(
-            name="1:latest-event",
-            key_col=SALTED_KEY,
-            operator=partial(LatestEvent, state_backend=state),
-            final=False,
-            serializer=values,
-            input_columns=("seq", "user_id", "event"),
-        )
-        stage2 = StageSpec(
-            name="2:apply-events",
-            key_col="key",
-            operator=partial(ApplyEvents, state_backend=state),
-            final=True,
-            serializer=values,
-            order_by=(),
-            source=False,
-            input_columns=("value", "arrival_ns", "seq"),
-        )
-        out_df = run_stage(run_stage(salted, spark, stage1, job), spark, stage2, job)
-    else:
-        parameters = {
-            "trigger_interval_ms": trigger_interval_ms,
-            "max_count": max_count,
-            "backend": backend,
-        }
-        stage = StageSpec(
-            name="1:buffered-events",
-            key_col="user_id",
-            operator=partial(
-                LifecycleBuffer,
-                state_backend=state,
-                max_count=max_count,
-                trigger_interval_ms=trigger_interval_ms,
-            ),
-            final=True,
-            serializer=values,
-            input_columns=("seq", "event"),
-        )
-        out_df = run_stage(events, spark, stage, job)
-    out = collect_stage(out_df, values)
+    pipeline = _salted_lifecycle if strategy == "salted" else _buffered_lifecycle
+    out = collect_stage(pipeline(events, spark, job, params), _EVENTS)
+    parameters = params.parameters()
+    parameters.pop("buffer", None)  # the event buffer has one kind only
     run = fold_metrics(
         f"{strategy}-lifecycle",
         job.parameters() | parameters | {"check_order": True},
@@ -407,11 +418,9 @@ def lifecycle_order(
         wall_seconds=out.wall_seconds,
         digest="",
         buffers=strategy == "buffered",
+        check_order=True,  # counted where the events meet the user's state: the final stage
     )
-    # counted where the events meet the user's state: the final stage's subtasks
-    final_stage = max(m.stage for m in out.metrics)
-    violations = sum(m.order_violations for m in out.metrics if m.stage == final_stage)
-    run.order_violations = violations
+    violations = run.order_violations
     resurrected = sum(1 for status in out.results.values() if status == ACTIVE)
     return LifecycleResult(
         strategy=strategy,

@@ -29,6 +29,7 @@ import os
 import tempfile
 import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -142,80 +143,26 @@ def probe_disk(
     if not where.is_dir():
         raise SkewlabInputError(f"no such directory for the probe: {where}")
     rng = np.random.default_rng(seed)
-    blocks = size // block_size
     fd_tmp, tmp_name = tempfile.mkstemp(prefix="skewlab-probe-", suffix=".dat", dir=where)
     os.close(fd_tmp)
     path = Path(tmp_name)
-    read_buf = mmap.mmap(-1, block_size)
-    write_buf = mmap.mmap(-1, block_size)
-    write_buf.write(rng.bytes(block_size))
+    buffers = (mmap.mmap(-1, block_size), mmap.mmap(-1, block_size))  # read, write: aligned
+    buffers[1].write(rng.bytes(block_size))
     fd = -1
     try:
         _fill(path, size, rng)
-        try:
-            fd = _open_direct(path, read_buf)
-            direct = True
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            warnings.warn(
-                f"O_DIRECT is not available in {where} ({reason}); measuring buffered I/O with "
-                "fdatasync after each write and posix_fadvise(DONTNEED) before each read instead: "
-                "reads may still be served from a cache",
-                RuntimeWarning,
-                stacklevel=2,
+        fd, direct = _open_for_probe(path, where, buffers[0])
+        label = f"probing {where} ({'O_DIRECT' if direct else 'buffered'})"
+        with _progress(seconds, label, progress) as tick:
+            reads, writes, wall = _measure(
+                fd, direct, size // block_size, block_size, seconds, rng, buffers, tick
             )
-            fd = os.open(path, os.O_RDWR)
-            direct = False
-        sync = getattr(os, "fdatasync", os.fsync)
-        fadvise = getattr(os, "posix_fadvise", None)
-        reads: list[int] = []
-        writes: list[int] = []
-        clock = time.perf_counter_ns
-        start = time.perf_counter()
-        deadline = start + seconds
-        shown = 0.0
-        with tqdm(
-            total=round(seconds, 1),
-            unit="s",
-            desc=f"probing {where} ({'O_DIRECT' if direct else 'buffered'})",
-            disable=not progress,
-            bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s",
-        ) as bar:
-            while True:
-                now = time.perf_counter()
-                if (now >= deadline and reads) or len(reads) >= MAX_OPS:
-                    break
-                if now - start - shown >= 0.1:
-                    step = min(now - start, seconds) - shown
-                    bar.update(round(step, 3))
-                    shown += step
-                offsets = rng.integers(0, blocks, size=2) * block_size
-                read_at, write_at = int(offsets[0]), int(offsets[1])
-                if not direct and fadvise is not None:
-                    fadvise(fd, read_at, block_size, os.POSIX_FADV_DONTNEED)
-                t0 = clock()
-                got = os.preadv(fd, [read_buf], read_at)
-                t1 = clock()
-                if got != block_size:
-                    raise OSError(f"short read of {got} bytes at {read_at}")
-                reads.append(t1 - t0)
-                t0 = clock()
-                got = os.pwritev(fd, [write_buf], write_at)
-                if not direct:
-                    sync(fd)
-                t1 = clock()
-                if got != block_size:
-                    raise OSError(f"short write of {got} bytes at {write_at}")
-                writes.append(t1 - t0)
-            bar.update(max(0.0, round(seconds - shown, 3)))
-        wall = time.perf_counter() - start
     finally:
         if fd >= 0:
             os.close(fd)
-        read_buf.close()
-        write_buf.close()
+        for buffer in buffers:
+            buffer.close()
         path.unlink(missing_ok=True)
-
     mode = "O_DIRECT" if direct else "buffered + fdatasync (O_DIRECT refused)"
     when = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     how = (
@@ -225,6 +172,79 @@ def probe_disk(
     read = _distribution(np.asarray(reads) / 1000.0, wall, f"{how}; {len(reads)} reads")
     write = _distribution(np.asarray(writes) / 1000.0, wall, f"{how}; {len(writes)} writes")
     return LatencyProfile(name=name, block_size=block_size, read=read, write=write, source=how)
+
+
+def _open_for_probe(path: Path, where: Path, probe: mmap.mmap) -> tuple[int, bool]:
+    """``(fd, direct)``: ``O_DIRECT`` where the filesystem allows it, else buffered I/O (with a
+    warning: reads may then come from a cache)."""
+    try:
+        return _open_direct(path, probe), True
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        warnings.warn(
+            f"O_DIRECT is not available in {where} ({reason}); measuring buffered I/O with "
+            "fdatasync after each write and posix_fadvise(DONTNEED) before each read instead: "
+            "reads may still be served from a cache",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return os.open(path, os.O_RDWR), False
+
+
+@contextmanager
+def _progress(seconds: float, label: str, enabled: bool):
+    """A progress bar over the measuring time; yields ``tick(elapsed seconds)``."""
+    with tqdm(
+        total=round(seconds, 1),
+        unit="s",
+        desc=label,
+        disable=not enabled,
+        bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} s",
+    ) as bar:
+        shown = [0.0]
+
+        def tick(elapsed: float) -> None:
+            if elapsed - shown[0] >= 0.1 or elapsed >= seconds:
+                step = max(0.0, min(elapsed, seconds) - shown[0])
+                bar.update(round(step, 3))
+                shown[0] += step
+
+        yield tick
+        tick(seconds)
+
+
+def _measure(fd, direct, blocks, block_size, seconds, rng, buffers, tick):
+    """Alternate one random read and one random write until ``seconds`` (or :data:`MAX_OPS`);
+    returns ``(read ns, write ns, wall seconds)``."""
+    read_buf, write_buf = buffers
+    sync = getattr(os, "fdatasync", os.fsync)
+    fadvise = getattr(os, "posix_fadvise", None) if not direct else None
+    clock = time.perf_counter_ns
+    reads: list[int] = []
+    writes: list[int] = []
+    start = time.perf_counter()
+    while True:
+        elapsed = time.perf_counter() - start
+        if (elapsed >= seconds and reads) or len(reads) >= MAX_OPS:
+            break
+        tick(elapsed)
+        offsets = rng.integers(0, blocks, size=2) * block_size
+        read_at, write_at = int(offsets[0]), int(offsets[1])
+        if fadvise is not None:
+            fadvise(fd, read_at, block_size, os.POSIX_FADV_DONTNEED)
+        t0 = clock()
+        got = os.preadv(fd, [read_buf], read_at)
+        reads.append(clock() - t0)
+        if got != block_size:
+            raise OSError(f"short read of {got} bytes at {read_at}")
+        t0 = clock()
+        got = os.pwritev(fd, [write_buf], write_at)
+        if not direct:
+            sync(fd)
+        writes.append(clock() - t0)
+        if got != block_size:
+            raise OSError(f"short write of {got} bytes at {write_at}")
+    return reads, writes, time.perf_counter() - start
 
 
 def local_profile(size_mb: float = 16, seconds: float = 3, progress: bool = True) -> LatencyProfile:

@@ -27,7 +27,7 @@ import numpy as np
 
 from skewlab.aggregates.hll import DEFAULT_PRECISION
 from skewlab.aggregates.stats_state import StatsState
-from skewlab.engine.operator import OperatorContext
+from skewlab.engine.operator import IntervalTrigger, OperatorContext
 from skewlab.engine.routing import KEY_GROUP
 from skewlab.operators.reduce import VIEW_COLUMNS
 from skewlab.operators.stateful import StatefulOperator
@@ -65,30 +65,15 @@ class _Buffer(StatefulOperator):
     ) -> None:
         super().__init__(ctx, state_backend)
         self.max_count = max_count
-        self.interval_ns = int(trigger_interval_ms * 1e6)
+        self.trigger = IntervalTrigger(ctx.timers, int(trigger_interval_ms * 1e6))
         self.precision = precision
         self.count = 0
-        self.timer_started = False
         self.groups: dict[str, int] = {}
         self.arrivals: dict[str, list[tuple[int, int]]] = {}
 
     def on_timer(self, timestamp_ns: int) -> None:
         self.flush()
-        # as the seed: the next timer is registered relative to the one that fired
-        timers = self.ctx.timers
-        now = timers.current_processing_time()
-        following = timestamp_ns + self.interval_ns
-        timers.register_processing_time_timer(
-            following if following > now else now + self.interval_ns
-        )
-
-    def _start_timer(self) -> None:
-        if not self.timer_started and self.interval_ns > 0:
-            timers = self.ctx.timers
-            timers.register_processing_time_timer(
-                timers.current_processing_time() + self.interval_ns
-            )
-            self.timer_started = True
+        self.trigger.fired(timestamp_ns)
 
     def partials(self):
         """Yield ``(key, partial StatsState)`` for every buffered key, then clear the buffer."""
@@ -129,7 +114,7 @@ class _PerRecordBuffer(_Buffer):
         raise NotImplementedError
 
     def process(self, cols, n, arrivals) -> None:
-        self._start_timer()
+        self.trigger.start()
         keys, view_ids, user_ids, groups = (
             cols["tweet_id"], cols["view_id"], cols["user_id"], cols[KEY_GROUP]
         )  # fmt: skip
@@ -227,7 +212,7 @@ class VectorizedBuffer(_Buffer):
         return slots
 
     def process(self, cols, n, arrivals) -> None:
-        self._start_timer()
+        self.trigger.start()
         encoded = cols["tweet_id"].dictionary_encode()
         codes = encoded.indices.fill_null(-1).to_numpy()
         uniques = encoded.dictionary.to_pylist()

@@ -35,6 +35,7 @@ from skewlab.engine.routing import KEY_GROUP
 from skewlab.errors import UnsortedInputError
 from skewlab.inputs.wordcount import WORD
 from skewlab.operators.count_loops import keyed_count, sort_group_count, sorted_count
+from skewlab.operators.stateful import backend_counters
 from skewlab.state.state_backend import StateBackend
 from skewlab.validation import check_choice
 
@@ -116,7 +117,7 @@ class KeyedCount(_CountOperator):
     ``emit="record"`` hands every updated count to a discarding collector, as the FLIP-325
     job's ``output.collect`` does; ``emit="end"`` emits once per key at the end of input (a
     global window, FLIP-140's WordCount). Either way, at the end every key's final count goes
-    to the sink. With ``checkpoint_interval_ms`` a checkpoint (``backend.flush()``) is taken
+    to the sink. With ``checkpoint_interval_ms`` a checkpoint (``backend.checkpoint()``) is taken
     that often, and the cache's hit ratio over each interval is recorded.
     """
 
@@ -156,7 +157,7 @@ class KeyedCount(_CountOperator):
         """Checkpoint the backend (:meth:`~skewlab.state.KeyedStateBackend.flush`) and sample
         the hit ratio."""
         now_ns = time.time_ns() if now_ns is None else now_ns
-        self.backend.flush()
+        self.backend.checkpoint()
         self.checkpoints += 1
         self._sample_gauge(now_ns)
 
@@ -191,15 +192,7 @@ class KeyedCount(_CountOperator):
         self._finish_sink()
 
     def close(self) -> dict[str, Any]:
-        stats = self.backend.stats
-        out = {
-            "backend": self.backend.name,
-            "reads": stats.reads,
-            "writes": stats.writes,
-            "bytes_serialized": stats.bytes_serialized,
-            "cache_hits": stats.cache_hits,
-            "cache_misses": stats.cache_misses,
-            "evictions": stats.evictions,
+        out = backend_counters(self.backend) | {
             "checkpoints": self.checkpoints,
             "hit_ratio_per_interval": self.gauge,
             "records_emitted": self.records_emitted,
@@ -290,11 +283,6 @@ class SortedCount(_CountOperator):
         self._finish_sink()
 
     def close(self) -> dict[str, Any]:
-        stats = self.backend.stats
+        out = backend_counters(self.backend) | {"cpu_ns": self.cpu_ns}
         self.backend.close()
-        return {
-            "backend": "single_key",
-            "reads": stats.reads,
-            "writes": stats.writes,
-            "cpu_ns": self.cpu_ns,
-        }
+        return out

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 
-from skewlab.engine.operator import OperatorContext
+from skewlab.engine.operator import IntervalTrigger, OperatorContext
 from skewlab.engine.routing import KEY_GROUP
 from skewlab.inputs.lifecycle import apply_event
 from skewlab.operators.running_count import SALTED_KEY
@@ -94,25 +94,17 @@ class LifecycleBuffer(StatefulOperator):
     ) -> None:
         super().__init__(ctx, state_backend)
         self.max_count = max_count
-        self.interval_ns = int(trigger_interval_ms * 1e6)
-        self.timer_started = False
+        self.trigger = IntervalTrigger(ctx.timers, int(trigger_interval_ms * 1e6))
         self.count = 0
         self.buffer: dict[str, list[tuple[int, str, int]]] = {}
         self.groups: dict[str, int] = {}
 
     def on_timer(self, timestamp_ns: int) -> None:
         self.flush()
-        timers = self.ctx.timers
-        now = timers.current_processing_time()
-        timers.register_processing_time_timer(max(timestamp_ns, now) + self.interval_ns)
+        self.trigger.fired(timestamp_ns)
 
     def process(self, cols, n, arrivals) -> None:
-        if not self.timer_started and self.interval_ns > 0:
-            timers = self.ctx.timers
-            timers.register_processing_time_timer(
-                timers.current_processing_time() + self.interval_ns
-            )
-            self.timer_started = True
+        self.trigger.start()
         users, events, groups, seqs = cols["user_id"], cols["event"], cols[KEY_GROUP], cols["seq"]
         clock = time.time_ns
         for i in range(n):

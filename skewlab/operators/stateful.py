@@ -24,9 +24,40 @@ from __future__ import annotations
 from typing import Any
 
 from skewlab.engine.operator import Operator, OperatorContext
+from skewlab.state.api import KeyedStateBackend
 from skewlab.state.state_backend import StateBackend
 
-__all__ = ["StatefulOperator"]
+__all__ = ["StatefulOperator", "backend_counters"]
+
+
+def backend_counters(backend: KeyedStateBackend) -> dict[str, Any]:
+    """A keyed backend's access counters as the driver receives them; per-key counts only
+    for state on disk (what the latency model prices).
+
+    Example::
+
+        >>> from skewlab.state import create_backend
+        >>> with create_backend("heap", track_keys=True) as heap:
+        ...     heap.put(0, "a", 1)
+        ...     counters = backend_counters(heap)
+        >>> counters["writes"], "disk_writes_per_key" in counters
+        (1, False)
+    """
+    stats = backend.stats
+    out: dict[str, Any] = {
+        "backend": backend.name,
+        "reads": stats.reads,
+        "writes": stats.writes,
+        "bytes_serialized": stats.bytes_serialized,
+        "cache_hits": stats.cache_hits,
+        "cache_misses": stats.cache_misses,
+        "evictions": stats.evictions,
+        "on_disk": stats.on_disk,
+    }
+    if stats.on_disk and stats.reads_per_key is not None:
+        out["disk_reads_per_key"] = dict(stats.reads_per_key)
+        out["disk_writes_per_key"] = dict(stats.writes_per_key or {})
+    return out
 
 
 class StatefulOperator(Operator):
@@ -38,19 +69,6 @@ class StatefulOperator(Operator):
         self.state = self.backend.value_state()
 
     def close(self) -> dict[str, Any]:
-        stats = self.backend.stats
-        out: dict[str, Any] = {
-            "backend": self.backend.name,
-            "reads": stats.reads,
-            "writes": stats.writes,
-            "bytes_serialized": stats.bytes_serialized,
-            "cache_hits": stats.cache_hits,
-            "cache_misses": stats.cache_misses,
-            "evictions": stats.evictions,
-            "on_disk": stats.on_disk,
-        }
-        if stats.on_disk and stats.reads_per_key is not None:
-            out["disk_reads_per_key"] = dict(stats.reads_per_key)
-            out["disk_writes_per_key"] = dict(stats.writes_per_key or {})
+        out = backend_counters(self.backend)
         self.backend.close()
         return out

@@ -6,8 +6,8 @@ it reads (``value()``) and writes (``update()``) for the current key. skewlab ha
 pieces (:class:`~skewlab.state.state_backend.StateBackend` makes the backends):
 
 * :class:`KeyedStateBackend` -- one subtask's keyed state: a value per ``(key_group, key)``,
-  ``items`` over key groups (what a savepoint reads), ``flush`` (a checkpoint), access counters
-  for the charts and the latency model, ``close``;
+  ``items`` over key groups (what a savepoint reads), ``checkpoint``, access counters for the
+  charts and the latency model, ``close``;
 * :class:`ValueState` -- what :meth:`KeyedStateBackend.value_state` hands an operator:
   ``get`` / ``put`` / ``delete`` by ``(key_group, key)``. It is the per-record hot path, a
   compiled core (:mod:`skewlab.state.value_state`) wherever one exists; an operator binds its
@@ -133,7 +133,7 @@ class StateAccessStats:
     cache_hits: int = 0
     cache_misses: int = 0
     evictions: int = 0
-    flushes: int = 0
+    checkpoints: int = 0
     on_disk: bool = False
     reads_per_key: dict[Key, int] | None = None
     writes_per_key: dict[Key, int] | None = None
@@ -202,7 +202,7 @@ class KeyedStateBackend(ABC):
         self._cache_hits = 0
         self._cache_misses = 0
         self._evictions = 0
-        self._flushes = 0
+        self._checkpoints = 0
         self._closed = False
         self.track_keys = bool(track_keys)
         self._reads_per_key: dict[Key, int] | None = {} if track_keys else None
@@ -269,9 +269,10 @@ class KeyedStateBackend(ABC):
         ``items`` does not count as reads.
         """
 
-    def flush(self) -> None:
-        """A checkpoint: persist whatever is only in memory (counted in ``stats.flushes``)."""
-        self._flushes += 1
+    def checkpoint(self) -> None:
+        """Take a checkpoint: persist whatever is only in memory (counted in
+        ``stats.checkpoints``)."""
+        self._checkpoints += 1
 
     # -- statistics ----------------------------------------------------------------------------
 
@@ -288,7 +289,7 @@ class KeyedStateBackend(ABC):
             cache_hits=self._cache_hits,
             cache_misses=self._cache_misses,
             evictions=self._evictions,
-            flushes=self._flushes,
+            checkpoints=self._checkpoints,
             on_disk=self.on_disk,
             reads_per_key=None if self._reads_per_key is None else dict(self._reads_per_key),
             writes_per_key=None if self._writes_per_key is None else dict(self._writes_per_key),

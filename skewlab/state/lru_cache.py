@@ -11,7 +11,7 @@ costs what a hash-map access costs, as in Flink). It wraps another
 * ``put`` -- replaces the cached object and marks it dirty (may evict);
 * eviction -- drops the least recently used entry, writing it to the storage only if it is
   dirty;
-* ``flush`` (a checkpoint) -- writes every dirty entry to the storage at once
+* ``checkpoint`` -- writes every dirty entry to the storage at once
   (:meth:`~skewlab.state.api.KeyedStateBackend.put_all`: one RocksDB write batch), marks them
   clean, then checkpoints the storage (RocksDB: its own checkpoint);
 * ``delete`` -- removes the key from the cache and from the storage.
@@ -65,7 +65,7 @@ class LruCachedKeyedStateBackend(KeyedStateBackend):
         >>> value = backend.get(0, "k"); value.append(2); backend.put(0, "k", value)
         >>> backend.get(0, "k") is value, backend.stats.writes   # nothing reached RocksDB yet
         (True, 0)
-        >>> backend.flush(); backend.stats.writes
+        >>> backend.checkpoint(); backend.stats.writes
         1
         >>> backend.close()
     """
@@ -108,14 +108,14 @@ class LruCachedKeyedStateBackend(KeyedStateBackend):
         self.value_state()  # made on first use
         return self._lru
 
-    def flush(self) -> None:
-        """A checkpoint: write every dirty entry to the storage (at once), mark it clean, then
-        checkpoint the storage."""
+    def checkpoint(self) -> None:
+        """Write every dirty entry to the storage (at once), mark it clean, then checkpoint the
+        storage."""
         lru = self._cache()
         if lru is not None:
             self.storage.put_all(lru.dirty_entries(mark_clean=True))
-        self.storage.flush()
-        super().flush()
+        self.storage.checkpoint()
+        super().checkpoint()
 
     def items(self, key_groups: Iterable[int] | None = None) -> Iterator[tuple[int, Key, Any]]:
         """The storage's entries, overlaid with the dirty cache entries (nothing is written)."""
@@ -159,7 +159,7 @@ class LruCachedKeyedStateBackend(KeyedStateBackend):
             stats.evictions = lru.evictions
         else:
             stats.cache_misses = self._cache_misses
-        stats.flushes = self._flushes
+        stats.checkpoints = self._checkpoints
         return stats
 
     def __len__(self) -> int:

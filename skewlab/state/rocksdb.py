@@ -4,8 +4,8 @@ Every ``get`` is a RocksDB point read plus deserialisation, every ``put`` a seri
 a RocksDB write -- the per-record cost the seeds measure. The database lives in a fresh
 directory ``skewlab-rocksdb-*`` under ``local_dir`` (default: the first entry of
 ``SPARK_LOCAL_DIRS``, else the system temp dir) and is removed by :meth:`close`. As in Flink,
-the write-ahead log is off: a checkpoint (:meth:`~RocksDBKeyedStateBackend.flush`), not the
-WAL, makes state durable -- RocksDB's own checkpoint, which flushes the memtable to an SST file
+the write-ahead log is off: a checkpoint (:meth:`~RocksDBKeyedStateBackend.checkpoint`), not
+the WAL, makes state durable -- RocksDB's own checkpoint, which flushes the memtable to an SST file
 and hard-links the database's files into a checkpoint directory, as Flink's incremental
 checkpoint of RocksDB does.
 
@@ -121,12 +121,12 @@ def read_checkpoint(
     path: str | os.PathLike[str], serializer: Serializer | None = None
 ) -> list[tuple[int, Key, Any]]:
     """Every ``(key_group, key, value)`` in a checkpoint directory that
-    :meth:`RocksDBKeyedStateBackend.flush` wrote, read through a read-only RocksDB.
+    :meth:`RocksDBKeyedStateBackend.checkpoint` wrote, read through a read-only RocksDB.
 
     Example::
 
         >>> with RocksDBKeyedStateBackend() as backend:
-        ...     backend.put(0, 7, "seven"); backend.flush()
+        ...     backend.put(0, 7, "seven"); backend.checkpoint()
         ...     read_checkpoint(backend.last_checkpoint)
         [(0, 7, 'seven')]
     """
@@ -228,8 +228,8 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
             self._db_delete(_pack_int_key(key_group, INT_TAG, key))
         self._deletes += 1
 
-    def flush(self) -> None:
-        """A checkpoint: RocksDB's own checkpoint into a fresh directory ``chk-<n>``.
+    def checkpoint(self) -> None:
+        """RocksDB's own checkpoint, into a fresh directory ``chk-<n>``.
 
         RocksDB flushes the memtable to an SST file (with the write-ahead log off, the
         memtable is the only copy of the latest writes) and hard-links the database's files
@@ -240,7 +240,7 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
         Example::
 
             >>> with RocksDBKeyedStateBackend() as backend:
-            ...     backend.put(3, "a", 1); backend.flush(); backend.put(3, "a", 2)
+            ...     backend.put(3, "a", 1); backend.checkpoint(); backend.put(3, "a", 2)
             ...     sorted(read_checkpoint(backend.last_checkpoint)), backend.get(3, "a")
             ([(3, 'a', 1)], 2)
         """
@@ -249,10 +249,10 @@ class RocksDBKeyedStateBackend(KeyedStateBackend):
                 prefix="skewlab-checkpoints-", dir=os.path.dirname(self.path)
             )
         previous = self.last_checkpoint
-        target = os.path.join(self._checkpoints_dir, f"chk-{self._flushes + 1}")
+        target = os.path.join(self._checkpoints_dir, f"chk-{self._checkpoints + 1}")
         Checkpoint(self._db).create_checkpoint(target)
         self.last_checkpoint = target
-        super().flush()
+        super().checkpoint()
         if previous is not None:
             shutil.rmtree(previous, ignore_errors=True)
 

@@ -104,10 +104,10 @@ class StateModelMachine(RuleBasedStateMachine):
         self.model.pop((kg, key), None)
 
     @rule()
-    def flush(self):
-        self.backend.flush()
+    def checkpoint(self):
+        self.backend.checkpoint()
         if self.backend.on_disk:  # rocksdb, with a cache or not
-            # the checkpoint holds exactly the state at the flush, dirty cache entries included
+            # the checkpoint holds exactly the state at that moment, dirty cache entries included
             expected = [(kg, key, v) for (kg, key), v in self.model.items()]
             assert canonical(read_checkpoint(self.backend.last_checkpoint)) == canonical(expected)
 
@@ -131,7 +131,7 @@ class StateModelMachine(RuleBasedStateMachine):
             expected = [(kg, key, v) for (kg, key), v in self.model.items()]
             assert canonical(everything) == canonical(expected)
             # and once more after a checkpoint: nothing lost on the way to RocksDB
-            self.backend.flush()
+            self.backend.checkpoint()
             assert canonical(self.backend.items(ALL_GROUPS)) == canonical(expected)
         finally:
             self.backend.close()
@@ -279,17 +279,17 @@ def test_cached_counts_for_a_count_aggregation():
             state.put(0, key, (state.get(0, key) or 0) + 1)
         s = state.stats
         assert (s.cache_hits, s.cache_misses, s.evictions) == (1, 4, 2)
-        assert (s.reads, s.writes, s.flushes) == (4, 2, 0)
+        assert (s.reads, s.writes, s.checkpoints) == (4, 2, 0)
         assert s.hit_ratio == pytest.approx(0.2)
         assert s.reads_per_key == {"a": 1, "b": 2, "c": 1}
         assert s.writes_per_key == {"b": 1, "a": 1}
         # the checkpoint writes the dirty entries still in the cache (c and b) and only those
-        state.flush()
+        state.checkpoint()
         s = state.stats
-        assert (s.writes, s.flushes) == (4, 1)
+        assert (s.writes, s.checkpoints) == (4, 1)
         assert s.writes_per_key == {"a": 1, "b": 2, "c": 1}
-        state.flush()
-        assert (state.stats.writes, state.stats.flushes) == (4, 2)  # nothing dirty any more
+        state.checkpoint()
+        assert (state.stats.writes, state.stats.checkpoints) == (4, 2)  # nothing dirty any more
         # b is cached (hit); a comes back from RocksDB and evicts c, which is clean now
         assert state.get(0, "b") == 2 and state.get(0, "a") == 2
         s = state.stats
@@ -301,16 +301,16 @@ def test_checkpoint_is_a_rocksdb_checkpoint_and_only_the_latest_is_kept(backend_
     state = create_backend(backend_name)
     assert state.last_checkpoint is None
     state.put(1, "a", 1)
-    state.flush()
+    state.checkpoint()
     first = state.last_checkpoint
     state.put(1, "a", 2)
     state.put(2, 5, "five")
     assert list(read_checkpoint(first)) == [(1, "a", 1)]  # later writes are not in it
-    state.flush()
+    state.checkpoint()
     second = state.last_checkpoint
     assert second != first and not os.path.exists(first)  # num-retained: 1
     assert sorted(read_checkpoint(second), key=repr) == [(1, "a", 2), (2, 5, "five")]
-    assert os.path.basename(second) == "chk-2" and state.stats.flushes == 2
+    assert os.path.basename(second) == "chk-2" and state.stats.checkpoints == 2
     # RocksDB's own checkpoint: SST files (the flushed memtable) and a manifest
     files = os.listdir(second)
     assert any(f.endswith(".sst") for f in files) and any(f.startswith("MANIFEST") for f in files)
@@ -324,7 +324,7 @@ def test_cached_clean_evictions_write_nothing():
     with create_backend("cached", max_entries=2) as state:
         state.put(0, "a", 1)
         state.put(0, "b", 1)
-        state.flush()  # writes a and b; both are clean now
+        state.checkpoint()  # writes a and b; both are clean now
         for key in ["a", "b", "a", "c", "b"]:  # gets only
             state.get(0, key)
         s = state.stats
@@ -341,14 +341,14 @@ def test_cached_hands_out_the_cached_object():
         assert got is value
         got.append(2)
         state.put(0, "k", got)
-        state.flush()
+        state.checkpoint()
         assert list(state.items([0])) == [(0, "k", [1, 2])]
     with RocksDBKeyedStateBackend() as state:  # RocksDB hands out a fresh copy
         state.put(0, "k", value)
         assert state.get(0, "k") == value and state.get(0, "k") is not value
 
 
-def test_cached_items_see_dirty_entries_without_flushing():
+def test_cached_items_see_dirty_entries_without_a_checkpoint():
     with create_backend("cached", max_entries=2) as state:
         state.put(0, "old", 1)
         state.put(0, "x", 1)
@@ -356,7 +356,7 @@ def test_cached_items_see_dirty_entries_without_flushing():
         state.put(0, "x", 2)  # dirty, RocksDB does not have it
         writes = state.stats.writes
         assert sorted(state.items([0])) == [(0, "old", 1), (0, "x", 2), (0, "y", 1)]
-        assert state.stats.writes == writes and state.stats.flushes == 0
+        assert state.stats.writes == writes and state.stats.checkpoints == 0
 
 
 def test_cached_delete_removes_from_cache_and_rocksdb():
@@ -478,15 +478,15 @@ def test_hit_ratio_is_none_without_lookups(name):
 
 
 @pytest.mark.parametrize("name", BACKENDS)
-def test_flushes_are_counted_and_key_tracking_works_everywhere(name):
+def test_checkpoints_are_counted_and_key_tracking_works_everywhere(name):
     with create_backend(name, track_keys=True) as state:
         state.put(0, "a", 1)
         state.get(0, "a")
         state.get(0, "a")
-        state.flush()
+        state.checkpoint()
         s = state.stats
-        assert s.flushes == 1
-        if name == "cached":  # only what reached RocksDB: the flush wrote "a" once
+        assert s.checkpoints == 1
+        if name == "cached":  # only what reached RocksDB: the checkpoint wrote "a" once
             assert s.reads_per_key == {} and s.writes_per_key == {"a": 1}
         else:
             assert s.reads_per_key == {"a": 2} and s.writes_per_key == {"a": 1}
@@ -535,7 +535,7 @@ def test_factory_errors():
 def test_no_instance_attribute_shadows_a_method(name, track_keys):
     """get / put / delete are the class's methods (the hot path is value_state(), explicitly)."""
     with create_backend(name, track_keys=track_keys) as backend:
-        assert not {"get", "put", "delete", "flush", "items"} & set(vars(backend))
+        assert not {"get", "put", "delete", "checkpoint", "items"} & set(vars(backend))
         backend.put(0, "a", 1)
         assert backend.get(0, "a") == 1 == backend.value_state().get(0, "a")
 
