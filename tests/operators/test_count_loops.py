@@ -7,7 +7,9 @@ import random
 from collections import Counter
 
 import pytest
+
 import skewlab.operators.count_loops as count_loops
+from skewlab.errors import UnsortedInputError
 from skewlab.operators.count_loops import (
     get_each,
     keyed_count,
@@ -15,8 +17,6 @@ from skewlab.operators.count_loops import (
     sort_group_count,
     sorted_count,
 )
-
-from skewlab.errors import UnsortedInputError
 from skewlab.state import create_backend
 from skewlab.state.key_groups import assign_to_key_group
 
