@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from xxhash import xxh64_intdigest
 
-__all__ = ["DIGEST_SEED", "CountDigest", "DigestSink", "count_digest"]
+__all__ = ["DIGEST_SEED", "CountDigest", "DigestSink", "EmissionSink", "count_digest"]
 
 #: The seed of Spark's ``xxhash64``, which the per-key hashes share.
 DIGEST_SEED = 42
@@ -93,3 +93,52 @@ class DigestSink:
 
     def digest(self) -> CountDigest:
         return CountDigest(self.keys, self.total, self.fold)
+
+
+class EmissionSink:
+    """The sink of a count that emits on every record (FLIP-325's ``output.collect((key,
+    count))``): each batch of emissions arrives as an Arrow record batch (``key``, ``count``),
+    and the sink keeps how many rows it read and the sum of their counts -- nothing per key.
+
+    A count that emits every update of key ``k`` emits ``1, 2, ..., n_k``: the counts it
+    emitted sum to ``n_k (n_k + 1) / 2`` (:meth:`expected_count_sum`), so a run checks that
+    every emission reached the sink with the value it had.
+
+    Example::
+
+        >>> sink = EmissionSink()
+        >>> sink.write_lists(["a", "b", "a"], [1, 1, 2])
+        >>> sink.records, sink.count_sum, EmissionSink.expected_count_sum([2, 1])
+        (3, 4, 4)
+    """
+
+    __slots__ = ("count_sum", "records")
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.count_sum = 0
+
+    def write(self, batch) -> None:
+        """Read one Arrow record batch of emissions (columns ``key``, ``count``)."""
+        import pyarrow.compute as pc
+
+        if batch.num_rows:
+            self.records += batch.num_rows
+            self.count_sum += pc.sum(batch.column("count")).as_py()
+
+    def write_lists(self, keys: list, counts: list) -> None:
+        """Build the Arrow record batch of ``keys`` / ``counts`` (as the collector hands it on)
+        and :meth:`write` it."""
+        import pyarrow as pa
+
+        if keys:
+            self.write(
+                pa.RecordBatch.from_arrays(
+                    [pa.array(keys), pa.array(counts, pa.int64())], names=["key", "count"]
+                )
+            )
+
+    @staticmethod
+    def expected_count_sum(final_counts) -> int:
+        """``sum(n (n + 1) / 2)`` over the final counts: what every emission summed to."""
+        return sum(n * (n + 1) // 2 for n in final_counts)

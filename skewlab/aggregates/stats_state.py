@@ -23,9 +23,55 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skewlab.aggregates.hll import DEFAULT_PRECISION, new_sketch
+from skewlab.aggregates.hll import DEFAULT_PRECISION, new_sketch, spark_register_columns
 
-__all__ = ["StatsSerializer", "StatsState", "TweetStats", "plus", "to_stats"]
+__all__ = [
+    "SINGLE_VIEW_COLUMNS",
+    "USER_RANK",
+    "USER_REGISTER",
+    "VIEW_RANK",
+    "VIEW_REGISTER",
+    "StatsSerializer",
+    "StatsState",
+    "TweetStats",
+    "plus",
+    "to_stats",
+    "with_single_view_states",
+]
+
+# The upstream map's output: each view's register index and rank in its two sketches.
+VIEW_REGISTER, VIEW_RANK = "_view_register", "_view_rank"
+USER_REGISTER, USER_RANK = "_user_register", "_user_rank"
+#: The columns :func:`with_single_view_states` adds, in the order ``StatsState.of_view`` takes.
+SINGLE_VIEW_COLUMNS = (VIEW_REGISTER, VIEW_RANK, USER_REGISTER, USER_RANK)
+
+
+def with_single_view_states(views, precision: int = DEFAULT_PRECISION):
+    """Seed 000's upstream ``.map(StatsState.fromView(_))``, computed by Spark before ``keyBy``:
+    each view's single-view state as the one register it sets in each sketch
+    (:data:`SINGLE_VIEW_COLUMNS`: index and rank for the views sketch, then for the viewers
+    sketch), with Spark's native ``xxhash64`` and bit arithmetic. Every keyed strategy starts
+    from these columns, so none of them hashes views inside its operators' timed region.
+
+    Example::
+
+        >>> states = with_single_view_states(views)                      # doctest: +SKIP
+        >>> row = states.first()                                         # doctest: +SKIP
+        >>> StatsState.of_view(row.tweet_id, *row[-4:]) == StatsState.from_view(
+        ...     row.view_id, row.user_id, row.tweet_id)                  # doctest: +SKIP
+        True
+    """
+    from pyspark.sql import functions as F
+
+    v_idx, v_rank = spark_register_columns(F.xxhash64("view_id"), precision)
+    u_idx, u_rank = spark_register_columns(F.xxhash64("user_id"), precision)
+    return views.select(
+        "*",
+        v_idx.alias(VIEW_REGISTER),
+        v_rank.alias(VIEW_RANK),
+        u_idx.alias(USER_REGISTER),
+        u_rank.alias(USER_RANK),
+    )
 
 
 @dataclass(frozen=True)
@@ -80,6 +126,35 @@ class StatsState:
         return state
 
     @classmethod
+    def of_view(
+        cls,
+        tweet_id: str,
+        view_register: int,
+        view_rank: int,
+        user_register: int,
+        user_rank: int,
+        precision: int = DEFAULT_PRECISION,
+    ) -> StatsState:
+        """The state of exactly one view, from the register it sets in each sketch (what
+        :func:`with_single_view_states` computed upstream): the same registers as
+        :meth:`from_view`, without hashing.
+
+        Example::
+
+            >>> from skewlab.aggregates.hll import hash64, register_index_and_rank
+            >>> import numpy as np
+            >>> (vi,), (vr,) = register_index_and_rank(np.array([hash64("v")], np.uint64), 10)
+            >>> (ui,), (ur,) = register_index_and_rank(np.array([hash64("u")], np.uint64), 10)
+            >>> StatsState.of_view("t", vi, vr, ui, ur) == StatsState.from_view("v", "u", "t")
+            True
+        """
+        m = 1 << precision
+        views, viewers = np.zeros(m, dtype=np.int8), np.zeros(m, dtype=np.int8)
+        views[view_register] = view_rank
+        viewers[user_register] = user_rank
+        return cls(tweet_id, views, viewers)
+
+    @classmethod
     def from_registers(cls, tweet_id: str, views_reg: np.ndarray, viewers_reg: np.ndarray):
         """A state over existing register arrays (int8, length a power of two; not copied)."""
         return cls(tweet_id, views_reg, viewers_reg)
@@ -108,6 +183,22 @@ class StatsState:
         views, viewers = self._sketch_pair()
         views.update(view_id)
         viewers.update(user_id)
+
+    def add_view(self, view_register: int, view_rank: int, user_register: int, user_rank: int):
+        """Fold in one view given as its registers (mutates): the register-wise max that
+        ``merge`` of :meth:`of_view` would do, on the two registers it sets.
+
+        Example::
+
+            >>> a = StatsState.empty("t"); a.add_view(3, 5, 7, 2); a.add_view(3, 4, 7, 6)
+            >>> int(a.views_reg[3]), int(a.viewers_reg[7])
+            (5, 6)
+        """
+        views, viewers = self.views_reg, self.viewers_reg
+        if view_rank > views[view_register]:
+            views[view_register] = view_rank
+        if user_rank > viewers[user_register]:
+            viewers[user_register] = user_rank
 
     def merge(self, other: StatsState) -> StatsState:
         """Fold ``other`` into this state (mutates, returns self): register-wise max."""

@@ -13,7 +13,7 @@ operators do exactly the per-record state work the seeds talk about.
 ``task``      the subtask loop: replay in arrival order, pacing, timers
 ``job``       run stages on Spark and collect their results and metrics
 ``metrics``   ``RunResult``: every subtask's counters folded, modelled I/O included
-``histogram`` a mergeable latency histogram;  ``memory``: a worker's peak memory
+``histogram`` a mergeable latency histogram;  ``memory``: a subtask's traced peak memory
 ============  ==================================================================
 
 Example::

@@ -51,6 +51,9 @@ class JobConfig:
             disk, which is what the latency model prices).
         latency_profile: disk latency profile (:mod:`skewlab.iomodel.profiles`) under which
             the run's disk accesses become a modelled I/O time; ``None`` for none.
+        trace_memory: trace each subtask's Python allocations for their peak
+            (:mod:`skewlab.engine.memory`); slows allocation-heavy work, so only for runs that
+            measure memory.
     """
 
     parallelism: int | None = None
@@ -59,6 +62,7 @@ class JobConfig:
     check_order: bool = False
     track_keys: bool = False
     latency_profile: str | None = DEFAULT_LATENCY_PROFILE
+    trace_memory: bool = False
 
     def __post_init__(self) -> None:
         p, max_p = self.parallelism, self.max_parallelism

@@ -39,7 +39,8 @@ class SubtaskMetrics:
 
     ``state`` is what the operator's :meth:`~skewlab.engine.operator.Operator.close` reported
     of its state backend; ``disk_reads_per_key`` / ``disk_writes_per_key`` in it are the
-    accesses the latency model prices.
+    accesses the latency model prices. ``peak_memory_bytes`` is the traced peak of the
+    subtask's Python allocations, when the job traced memory (else 0).
     """
 
     stage: str
@@ -53,6 +54,7 @@ class SubtaskMetrics:
     state: dict[str, Any] = field(default_factory=dict)
     latency: list[int] = field(default_factory=list)
     peak_memory_bytes: int = 0
+    inputs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -189,8 +191,18 @@ def fold_metrics(
         modelled_io_seconds=modelled.seconds if modelled is not None else None,
         modelled_records_per_second=_modelled_rate(processed, modelled),
         subtasks=[_subtask_row(m) for m in metrics],
-        extra={"modelled_io": modelled.to_dict()} if modelled is not None else {},
+        extra=({"modelled_io": modelled.to_dict()} if modelled is not None else {})
+        | {"operator_inputs": _operator_inputs(metrics)},
     )
+
+
+def _operator_inputs(metrics: list[SubtaskMetrics]) -> dict[str, list[str]]:
+    """Per stage, the input columns its operators were handed (what their timed work starts
+    from: the two sides of a like-for-like ratio must start from the same)."""
+    inputs: dict[str, set[str]] = {}
+    for m in metrics:
+        inputs.setdefault(m.stage, set()).update(m.inputs)
+    return {stage: sorted(columns) for stage, columns in sorted(inputs.items())}
 
 
 def _latency_histogram(metrics: list[SubtaskMetrics]) -> LatencyHistogram:

@@ -42,7 +42,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from skewlab.engine.config import JobConfig
-from skewlab.engine.memory import PeakMemory
 from skewlab.engine.metrics import SubtaskMetrics
 from skewlab.engine.output import Output
 from skewlab.state.api import KeyedStateBackend
@@ -152,7 +151,6 @@ class OperatorContext:
             output_map=stage.output_map,
         )
         self.timers = TimerService()
-        self.memory = PeakMemory()
         self._last_seq: dict[Any, int] = {}
 
     def create_keyed_state_backend(self, state_backend: StateBackend) -> KeyedStateBackend:

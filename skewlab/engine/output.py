@@ -94,6 +94,12 @@ class Output:
             now = time.time_ns() if now is None else now
             self.histogram.record_weighted(now - table[:, 0], table[:, 1])
 
+    def record_arrivals(self, arrivals_ns: np.ndarray, now: int | None = None) -> None:
+        """Latencies of records, one per arrival time, included in an emission made now."""
+        if len(arrivals_ns):
+            now = time.time_ns() if now is None else now
+            self.histogram.record_many(now - np.asarray(arrivals_ns, dtype=np.int64))
+
     def flush_latencies(self) -> None:
         """Fold the latencies recorded one by one into the histogram."""
         if self._pending:

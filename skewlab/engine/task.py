@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from skewlab.engine.config import JobConfig
+from skewlab.engine.memory import TracedPeak
 from skewlab.engine.operator import Operator, OperatorContext
 from skewlab.engine.routing import OPERATOR
 from skewlab.engine.stage import (
@@ -59,22 +60,24 @@ def run_subtask(stage: StageSpec, job: JobConfig, batches: Iterator, subtask: in
     ctx = OperatorContext(stage, job, subtask)
     schema = arrow_schema(stage.key_type)
     operator = stage.operator(ctx)
+    ctx.metrics.inputs = sorted(
+        {*operator.columns, *operator.numpy_columns, *operator.arrow_columns}
+    )
     rate = job.source_rate if stage.source else None
     start_ns = time.time_ns()
     passthrough: list = []
-    with _cyclic_gc_off():
+    with _cyclic_gc_off(), TracedPeak(job.trace_memory) as traced:
         try:
             for batch in batches:
                 batch = split_metrics_rows(batch, schema, passthrough)
                 if batch.num_rows:
                     _replay_batch(operator, ctx, batch, rate, start_ns)
             _timed(ctx, operator.finish)
-            ctx.memory.sample()
         finally:
             ctx.metrics.state = operator.close()
     ctx.output.flush_latencies()
     ctx.metrics.latency = ctx.output.histogram.to_list()
-    ctx.metrics.peak_memory_bytes = ctx.memory.peak
+    ctx.metrics.peak_memory_bytes = traced.peak
     yield from passthrough
     yield from _output_batches(ctx, schema)
     yield metrics_batch(schema, ctx.metrics)
@@ -106,7 +109,6 @@ def _replay_batch(operator: Operator, ctx: OperatorContext, batch, rate, start_n
         _fire_due_timers(operator, ctx)
         operator.process(part, hi - lo, release)
         ctx.metrics.operator_ns += time.perf_counter_ns() - began
-    ctx.memory.sample()
 
 
 def _check_routing(batch, subtask: int) -> None:

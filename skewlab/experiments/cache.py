@@ -1,50 +1,87 @@
 """Seed 003 (FLIP-325): an LRU cache of objects in front of RocksDB, over the seed's own job.
 
 Input: longs ``0..N-1`` (``N = 2e7`` in ``full``), key ``(x % 500) + 500 * ((x / 1000) % 2)``,
-a count per key with one state read and one write per record and every updated count handed to
-a (discarding) collector, parallelism 1, a checkpoint every second (dirty cache entries written
-to RocksDB, then RocksDB's own checkpoint, which flushes its memtable). Measured: RocksDB
-without a cache, and with caches of 250, 500 and 1,000 entries -- the seed's 0%, 50% and 100%
-hit ratios. A sweep over cache sizes draws the hit-ratio and throughput curves. Speedups are
-ratios of median *operator* throughput: records per CPU second of the operator (the worker
-process's CPU time inside the operator calls, RocksDB's own threads included -- the measure
-that other processes on a shared machine do not inflate); beside them the same ratio on the
-wall clock (as the runtime times operator calls) and of end-to-end throughput (Spark job wall
-time).
+a count per key with one state read and one write per record, every updated count emitted
+(``output.collect((key, count))``), parallelism 1, a checkpoint every second (dirty cache
+entries written to RocksDB, then RocksDB's own checkpoint, which flushes its memtable).
+Measured, back to back in every round: RocksDB without a cache; FLIP-325's LRU of 250, 500 and
+1,000 entries (the seed's 0%, 50% and 100% hit ratios), which writes each evicted dirty entry
+back on its own; and skewlab's **batched write-back** at the same sizes, which writes evicted
+dirty entries back ``write_batch`` at a time, in key order, in one RocksDB write batch (at most
+``write_batch`` entries wait; a lookup of a waiting key takes it back). A sweep over cache sizes
+draws the hit-ratio and throughput curves.
+
+Like for like -- what each side does per record, and what its timer covers:
+
+=============  ========================================  ====================================
+side           the same for every side                   the mechanism compared
+=============  ========================================  ====================================
+rocksdb        Spark: the input, the key selector, the   RocksDB get and put of the key
+               key group, Arrow to Python; per record:
+lru            the compiled count loop, +1, the          LRU lookup; a miss reads RocksDB;
+               emission of (key, count) into the         an evicted dirty entry is one
+               collector, an Arrow batch to the sink;    RocksDB put
+lru_batched    a checkpoint each second; the final       the same LRU; evicted dirty entries
+               counts to the sink (timer: the Spark      are written N at a time, one write
+               job, submitted to collected)              batch, in key order
+=============  ========================================  ====================================
+
+The headline is the seed's own measure, **job throughput**: records over the Spark job's wall
+time; speedups are each round's ratio to that round's RocksDB run, min / median / max over the
+rounds. At the seed's 20,000,000 records the job's start-up is a second or so of a minute-long
+job, so it is not subtracted. Beside the headline: the same ratio of operator throughput per
+CPU second (``operator_speedup_*``: the state work, RocksDB's threads included, without Spark's
+share) and per wall-clock second. Every run's counts are checked against the key selector applied
+in plain Python, and every run's emissions against its final counts (their sum is
+``sum(n (n + 1) / 2)``).
+
+The batched write-back holds up to ``max_entries + write_batch`` values. With the default
+``write_batch`` of 128 that stays below the 500 distinct keys between two accesses of a key at
+250 entries, so it buys no hits there: its hit ratios are the seed's (the summary shows them).
 
 Seed figures: throughput with the cache is 0.956x / 1.87x / 21.6x of RocksDB alone.
 
 Example::
 
     >>> result = run_experiment("quick", runs=1)          # doctest: +SKIP
-    >>> result.summary["hit_ratio_500"]                   # doctest: +SKIP
-    0.5
+    >>> result.summary["hit_ratio_500"], result.summary["headline_measure"]  # doctest: +SKIP
+    (0.5, 'job_records_per_second')
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 
 from skewlab.aggregates.count import count_digest
 from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.profiles import profile_settings, resolve_runs
-from skewlab.experiments.results import BenchResult
+from skewlab.experiments.results import BenchResult, spread
 from skewlab.inputs.wordcount import flip325_input, flip325_key
 from skewlab.strategies.count import run_count
-from skewlab.validation import check_whole
+from skewlab.validation import check_number, check_whole
 
 EXPERIMENT = "cache"
 SEED_SIZES = (250, 500, 1000)
 SEED_HIT_RATIOS = {250: 0.0, 500: 0.5, 1000: 1.0}
 SEED_SPEEDUPS = {250: 0.956, 500: 1.87, 1000: 21.6}
 CHECKPOINT_INTERVAL_MS = 1000.0
+#: Evicted dirty entries per write batch of the batched write-back (see the module doc).
+DEFAULT_WRITE_BATCH = 128
+#: What the headline speedups are computed from: records over the Spark job's wall time.
+HEADLINE_MEASURE = "job_records_per_second"
+#: The sides, in display order: no cache, FLIP-325's LRU, the batched write-back.
+SIDES = ("rocksdb", "lru", "lru_batched")
+#: Beside the headline: (summary key prefix, row field).
+BREAKDOWN = {
+    "operator_speedup": "operator_cpu_records_per_second",
+    "operator_wall_speedup": "operator_records_per_second",
+}
 
 
 def _check_sizes(sizes: Sequence[int], what: str) -> tuple[int, ...]:
     for size in sizes:
-        check_whole("cache size", size, 0)
+        check_whole("cache size", size, 1)
     if not sizes:
         raise SkewlabInputError(f"{what}: give at least one cache size")
     return tuple(sizes)
@@ -61,13 +98,14 @@ def run_experiment(
     costs_n: int | None = None,
     parallelism: int | None = None,
     checkpoint_interval_ms: float = CHECKPOINT_INTERVAL_MS,
+    write_batch: int = DEFAULT_WRITE_BATCH,
     progress: bool = True,
     spark=None,
 ) -> BenchResult:
     """Run the FLIP-325 experiment; see the module doc. Writes nothing (the CLI does).
 
     Sizes come from the profiles table (:mod:`skewlab.experiments.profiles`) unless given;
-    ``sweep_sizes=()`` skips the sweep.
+    ``sweep_sizes=()`` skips the sweep, ``costs_n=0`` the 0%-hit breakdown.
     """
     from tqdm.auto import tqdm
 
@@ -85,6 +123,8 @@ def run_experiment(
     sizes = _check_sizes(sizes, "sizes")
     sweep_sizes = settings["sweep_sizes"] if sweep_sizes is None else sweep_sizes
     sweep = _check_sizes(sweep_sizes, "sweep sizes") if sweep_sizes else ()
+    write_batch = check_whole("write batch (evictions per write-back)", write_batch, 2)
+    check_number("checkpoint interval (ms)", checkpoint_interval_ms, above=0)
     parallelism = 1 if parallelism is None else parallelism  # the seed's job: parallelism 1
 
     spark = spark or get_spark()
@@ -92,69 +132,87 @@ def run_experiment(
         m: count_digest(_flip325_counts(m, flip325_key)) for m in {n, sweep_n} if m
     }  # the oracle: the key selector applied in plain Python
     rows: list[dict] = []
-    total = runs * (1 + len(sizes)) + (len(sweep) + 1 if sweep else 0)
+    plan = [("rocksdb", None)] + [(side, s) for s in sizes for side in ("lru", "lru_batched")]
+    total = len(SIDES) + runs * len(plan) + (len(sweep) + 1 if sweep else 0)
     bar = tqdm(total=total, desc=EXPERIMENT, disable=not progress)
 
-    def measure(records: int, cache: int | None, run: int, part: str) -> None:
-        df = flip325_input(spark, records)
-        bar.set_postfix_str(f"{part} {'no cache' if cache is None else cache}")
-        result = run_count(
-            df,
-            "rocksdb" if cache is None else "cached",
+    def count(records: int, side: str, cache: int | None):
+        return run_count(
+            flip325_input(spark, records),
+            "rocksdb" if side == "rocksdb" else "cached",
             spark=spark,
             parallelism=parallelism,
-            cache_entries=cache or 0,
+            cache_entries=cache or 1,
+            write_batch=write_batch if side == "lru_batched" else 1,
             emit="record",
             checkpoint_interval_ms=checkpoint_interval_ms,
             sink="collect",
         )
-        row = result.row()
-        row.update(
-            {
-                "experiment": EXPERIMENT,
-                "part": part,
-                "run": run,
-                "cache_size": cache,
-                "digest_matches_oracle": result.digest == expected[records],
-            }
-        )
-        rows.append(row)
+
+    def measure(records: int, side: str, cache: int | None, run: int, part: str) -> None:
+        bar.set_postfix_str(f"{part} {side} {cache or ''}")
+        result = count(records, side, cache)
+        rows.append(_row(result, side, cache, run, part, write_batch, expected[records]))
         bar.update()
 
-    # warm-up (not recorded): Python workers started, code paths loaded, for both backends
-    for warm in ("rocksdb", "cached"):
-        run_count(flip325_input(spark, 2_000), warm, spark=spark, parallelism=parallelism)
+    # warm-up (not recorded): Python workers started, code paths loaded, for every side
+    for side in SIDES:
+        count(2_000, side, min(sizes))
+        bar.update()
     for run in range(runs):
-        for cache in (None, *sizes):
-            measure(n, cache, run, "seed")
+        for side, cache in plan:
+            measure(n, side, cache, run, "seed")
     if sweep:
-        for cache in (None, *sweep):
-            measure(sweep_n, cache, 0, "sweep")
+        for side, cache in [("rocksdb", None)] + [("lru", s) for s in sweep]:
+            measure(sweep_n, side, cache, 0, "sweep")
     bar.close()
     summary = summarize(rows)
+    summary["write_batch"] = write_batch
     if costs_n:
-        bar.set_postfix_str("0% hits, taken apart")
-        summary["zero_hit_costs"] = zero_hit_costs(costs_n, max_entries=min(sizes), runs=runs)
+        summary["zero_hit_costs"] = zero_hit_costs(
+            costs_n, max_entries=min(sizes), write_batch=write_batch, runs=runs
+        )
     return BenchResult(EXPERIMENT, profile, rows, summary)
 
 
-def zero_hit_costs(n: int, *, max_entries: int = 250, runs: int = 3) -> dict:
+def _row(result, side, cache, run, part, write_batch, expected) -> dict:
+    row = result.row()
+    row.update(
+        {
+            "experiment": EXPERIMENT,
+            "part": part,
+            "run": run,
+            "side": side,
+            "cache_size": cache,
+            "write_batch": write_batch if side == "lru_batched" else (1 if cache else None),
+            "job_seconds": result.wall_seconds,
+            HEADLINE_MEASURE: result.e2e_records_per_second,
+            "digest_matches_oracle": result.digest == expected,
+        }
+    )
+    return row
+
+
+def zero_hit_costs(
+    n: int, *, max_entries: int = 250, write_batch: int = DEFAULT_WRITE_BATCH, runs: int = 3
+) -> dict:
     """What a record costs at 0% hits, taken apart: the cache's own bookkeeping, and what
-    RocksDB pays for writing the evicted key rather than the key it has just read.
+    RocksDB pays for writing the evicted key rather than the key it has just read -- one at a
+    time (FLIP-325) and ``write_batch`` at a time (the batched write-back).
 
     No Spark: the seed's key sequence over ``n`` records, driven straight at the backends
     (median CPU nanoseconds per record of ``runs`` runs each; RocksDB checkpointed every
     second, as in the job):
 
-    * ``bookkeeping_ns`` -- the compiled count loop over an LRU of ``max_entries`` (0% hits)
-      minus the same loop without a cache, both with the storage calls doing nothing: what the
-      cache itself adds to every record;
-    * ``rocksdb_same_key_ns`` / ``rocksdb_evicted_key_ns`` -- RocksDB ``get(k)`` then ``put``
-      of the same key ``k`` (what a record does without a cache) against ``put`` of the key
-      read ``max_entries`` records earlier (what a 0%-hit cache writes back);
-    * ``bookkeeping_share`` -- ``bookkeeping_ns`` over the per-record cost without a cache
-      (the seed's whole loss at 0% hits was 4.4%); ``write_locality_share`` -- the extra cost
-      of writing the evicted key, over the same.
+    * ``bookkeeping_ns`` / ``bookkeeping_batched_ns`` -- the compiled count loop over an LRU of
+      ``max_entries`` (0% hits; one-at-a-time or batched) minus the same loop without a
+      cache, the storage calls doing nothing: what the cache itself adds to every record;
+    * ``rocksdb_same_key_ns`` / ``rocksdb_evicted_key_ns`` / ``rocksdb_evicted_batched_ns``
+      -- RocksDB ``get(k)`` then ``put`` of the same key ``k`` (a record without a cache)
+      against ``put`` of the key read ``max_entries`` records earlier (a 0%-hit cache's
+      write-back), and against those keys written ``write_batch`` at a time in one batch;
+    * ``*_share`` -- each, over the per-record cost without a cache (the seed's whole loss at
+      0% hits was 4.4%).
 
     Example::
 
@@ -163,6 +221,7 @@ def zero_hit_costs(n: int, *, max_entries: int = 250, runs: int = 3) -> dict:
         (20000, 250, '4.4%')
     """
     import gc
+    import statistics
     import time
 
     from skewlab.operators.count_loops import keyed_count
@@ -180,32 +239,42 @@ def zero_hit_costs(n: int, *, max_entries: int = 250, runs: int = 3) -> dict:
     def nothing_put(key_group, key, value):
         return None
 
+    def nothing_put_all(entries):
+        return None
+
     def loop_ns(make_state) -> float:
         state = make_state()
         began = time.process_time_ns()
         keyed_count(keys, groups, state)
         return (time.process_time_ns() - began) / n
 
-    def rocksdb_ns(lag: int) -> float:
+    def rocksdb_ns(lag: int, batch: int = 1) -> float:
         written_keys = keys[-lag:] + keys[:-lag] if lag else keys
         written_groups = groups[-lag:] + groups[:-lag] if lag else groups
-        accesses = list(zip(keys, groups, written_keys, written_groups, strict=True))
         interval_s = CHECKPOINT_INTERVAL_MS / 1e3
         with create_backend("rocksdb") as backend:
             state = backend.value_state()
-            get, put = state.get, state.put
+            get, put, put_all = state.get, state.put, backend.put_all
             began = time.process_time_ns()
             last_checkpoint = time.perf_counter()
-            for lo in range(0, n, 10_000):
-                for key, group, w_key, w_group in accesses[lo : lo + 10_000]:
-                    get(group, key)
-                    put(w_group, w_key, 1)
+            for lo in range(0, n, batch if batch > 1 else 10_000):
+                hi = min(n, lo + (batch if batch > 1 else 10_000))
+                if batch > 1:
+                    for i in range(lo, hi):
+                        get(groups[i], keys[i])
+                    put_all((written_groups[i], written_keys[i], 1) for i in range(lo, hi))
+                else:
+                    for i in range(lo, hi):
+                        get(groups[i], keys[i])
+                        put(written_groups[i], written_keys[i], 1)
                 if time.perf_counter() - last_checkpoint >= interval_s:  # as the job does
                     backend.checkpoint()
                     last_checkpoint = time.perf_counter()
             return (time.process_time_ns() - began) / n
 
-    measured: dict[str, list[float]] = {k: [] for k in ("plain", "lru", "same", "evicted")}
+    measured: dict[str, list[float]] = {
+        k: [] for k in ("plain", "lru", "lru_batched", "same", "evicted", "evicted_batched")
+    }
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -214,25 +283,38 @@ def zero_hit_costs(n: int, *, max_entries: int = 250, runs: int = 3) -> dict:
             measured["lru"].append(
                 loop_ns(lambda: WriteBackLru(max_entries, nothing_get, nothing_put))
             )
+            measured["lru_batched"].append(
+                loop_ns(
+                    lambda: WriteBackLru(
+                        max_entries, nothing_get, nothing_put, nothing_put_all, write_batch
+                    )
+                )
+            )
             measured["same"].append(rocksdb_ns(0))
             measured["evicted"].append(rocksdb_ns(max_entries))
+            measured["evicted_batched"].append(rocksdb_ns(max_entries, write_batch))
     finally:
         if gc_was_enabled:
             gc.enable()
     m = {k: statistics.median(v) for k, v in measured.items()}
-    bookkeeping = m["lru"] - m["plain"]
     per_record = m["same"]
-    return {
+    costs = {
         "records": n,
         "max_entries": max_entries,
+        "write_batch": write_batch,
         "runs": runs,
-        "bookkeeping_ns": bookkeeping,
+        "bookkeeping_ns": m["lru"] - m["plain"],
+        "bookkeeping_batched_ns": m["lru_batched"] - m["plain"],
         "rocksdb_same_key_ns": m["same"],
         "rocksdb_evicted_key_ns": m["evicted"],
-        "bookkeeping_share": bookkeeping / per_record,
-        "write_locality_share": (m["evicted"] - m["same"]) / per_record,
+        "rocksdb_evicted_batched_ns": m["evicted_batched"],
         "seed_loss_share": 1 - SEED_SPEEDUPS[250],
     }
+    costs["bookkeeping_share"] = costs["bookkeeping_ns"] / per_record
+    costs["bookkeeping_batched_share"] = costs["bookkeeping_batched_ns"] / per_record
+    costs["write_locality_share"] = (m["evicted"] - m["same"]) / per_record
+    costs["write_locality_batched_share"] = (m["evicted_batched"] - m["same"]) / per_record
+    return costs
 
 
 def _flip325_counts(n: int, key) -> dict[int, int]:
@@ -251,69 +333,99 @@ def _flip325_counts(n: int, key) -> dict[int, int]:
     return counts
 
 
-def _median(rows, part: str, cache: int | None, field: str) -> float | None:
-    values = [
-        r[field]
+def _runs(rows, part: str, side: str, cache: int | None, field: str) -> dict[int, float]:
+    """``{run: value}`` of one side's rows."""
+    return {
+        r["run"]: r[field]
         for r in rows
-        if r["part"] == part and r["cache_size"] == cache and r[field] is not None
-    ]
-    return statistics.median(values) if values else None
+        if r["part"] == part
+        and r["side"] == side
+        and r["cache_size"] == cache
+        and r[field] is not None
+    }
+
+
+def speedup_spread(rows, side: str, cache: int, field: str = HEADLINE_MEASURE, part="seed"):
+    """min / median / max over rounds of ``field(side at cache) / field(rocksdb)``, each
+    round's pair run back to back.
+
+    Example::
+
+        >>> rows = [{"part": "seed", "run": r, "side": s, "cache_size": c, "x": v}
+        ...         for r, (a, b) in enumerate([(1.0, 2.0), (1.0, 3.0), (2.0, 4.0)])
+        ...         for s, c, v in (("rocksdb", None, a), ("lru", 500, b))]
+        >>> speedup_spread(rows, "lru", 500, "x")
+        {'min': 2.0, 'median': 2.0, 'max': 3.0}
+    """
+    base = _runs(rows, part, "rocksdb", None, field)
+    mine = _runs(rows, part, side, cache, field)
+    return spread(mine[run] / base[run] for run in sorted(mine) if base.get(run))
 
 
 def summarize(rows) -> dict:
-    """Hit ratios and speedups at the seed's sizes, plus the sweep's curve.
-
-    ``speedup`` is of operator CPU throughput (records / CPU seconds of the operator);
-    ``speedup_wall`` of operator wall-clock throughput; ``speedup_e2e`` of Spark job throughput.
-    """
-    sizes = sorted({r["cache_size"] for r in rows if r["part"] == "seed" and r["cache_size"]})
-    measures = {
-        "speedup": "operator_cpu_records_per_second",
-        "speedup_wall": "operator_records_per_second",
-        "speedup_e2e": "e2e_records_per_second",
-    }
-    bases = {name: _median(rows, "seed", None, field) for name, field in measures.items()}
+    """Per side and cache size: hit ratios, the headline (job throughput) and its speedups over
+    RocksDB alone with their spread, the operator breakdown beside; the sweep's curve."""
+    seed_rows = [r for r in rows if r["part"] == "seed"]
+    sizes = sorted({r["cache_size"] for r in seed_rows if r["cache_size"]})
     table = []
-    for size in [None, *sizes]:
+    for side, size in [("rocksdb", None)] + [(s, c) for c in sizes for s in ("lru", "lru_batched")]:
+        mine = [r for r in seed_rows if r["side"] == side and r["cache_size"] == size]
+        if not mine:
+            continue
         entry = {
+            "side": side,
             "cache_size": size,
-            "hit_ratio": _median(rows, "seed", size, "hit_ratio"),
-            "state_cache_hit_ratio": _median(rows, "seed", size, "state_cache_hit_ratio"),
+            "hit_ratio": spread(r["hit_ratio"] for r in mine)["median"],
+            "state_cache_hit_ratio": spread(r["state_cache_hit_ratio"] for r in mine)["median"],
             "seed_hit_ratio": SEED_HIT_RATIOS.get(size) if size else None,
             "seed_speedup": SEED_SPEEDUPS.get(size) if size else 1.0,
+            HEADLINE_MEASURE: spread(r[HEADLINE_MEASURE] for r in mine),
+            "operator_cpu_records_per_second": spread(
+                r["operator_cpu_records_per_second"] for r in mine
+            )["median"],
+            "operator_records_per_second": spread(r["operator_records_per_second"] for r in mine)[
+                "median"
+            ],
+            "state_reads": spread(r["state_reads"] for r in mine)["median"],
+            "state_writes": spread(r["state_writes"] for r in mine)["median"],
         }
-        for name, field in measures.items():
-            value = _median(rows, "seed", size, field)
-            entry[field] = value
-            entry[name] = value / bases[name] if value and bases[name] else None
+        if size is not None:
+            entry["speedup"] = speedup_spread(rows, side, size)
+            for name, field in BREAKDOWN.items():
+                entry[name] = speedup_spread(rows, side, size, field)["median"]
         table.append(entry)
-    by_size = {t["cache_size"]: t for t in table}
     summary: dict = {
-        "runs": max((r["run"] for r in rows if r["part"] == "seed"), default=-1) + 1,
-        "records": max((r["records"] for r in rows if r["part"] == "seed"), default=0),
+        "headline_measure": HEADLINE_MEASURE,
+        "runs": max((r["run"] for r in seed_rows), default=-1) + 1,
+        "records": max((r["records"] for r in seed_rows), default=0),
     }
-    for size in SEED_SIZES:
-        summary[f"hit_ratio_{size}"] = by_size.get(size, {}).get("hit_ratio")
-    for name in measures:
-        for size in SEED_SIZES:
-            key = f"speedup_{size}" if name == "speedup" else f"{name}_{size}"
-            summary[key] = by_size.get(size, {}).get(name)
+    for t in table:
+        if t["cache_size"] not in SEED_SIZES:
+            continue
+        suffix = "_batched" if t["side"] == "lru_batched" else ""
+        size = t["cache_size"]
+        summary[f"hit_ratio_{size}{suffix}"] = t["hit_ratio"]
+        summary[f"speedup_{size}{suffix}"] = t["speedup"]["median"]
+        summary[f"speedup_{size}{suffix}_spread"] = t["speedup"]
+        for name in BREAKDOWN:
+            summary[f"{name}_{size}{suffix}"] = t[name]
     summary["all_digests_match"] = all(r["digest_matches_oracle"] for r in rows)
+    summary["all_emissions_match"] = all(r["emissions_match"] for r in rows)
     summary["seed_speedups"] = {str(k): v for k, v in SEED_SPEEDUPS.items()}
     summary["by_cache_size"] = table
-    sweep_base = _median(rows, "sweep", None, "operator_cpu_records_per_second")
+    sweep_rows = [r for r in rows if r["part"] == "sweep"]
+    sweep_base = next((r for r in sweep_rows if r["side"] == "rocksdb"), None)
     summary["sweep"] = [
         {
             "cache_size": r["cache_size"],
             "hit_ratio": r["hit_ratio"],
+            HEADLINE_MEASURE: r[HEADLINE_MEASURE],
             "operator_cpu_records_per_second": r["operator_cpu_records_per_second"],
-            "operator_records_per_second": r["operator_records_per_second"],
-            "speedup": r["operator_cpu_records_per_second"] / sweep_base
-            if sweep_base and r["operator_cpu_records_per_second"]
+            "speedup": r[HEADLINE_MEASURE] / sweep_base[HEADLINE_MEASURE]
+            if sweep_base and sweep_base[HEADLINE_MEASURE]
             else None,
         }
-        for r in rows
-        if r["part"] == "sweep"
+        for r in sweep_rows
     ]
     return summary
 
@@ -322,22 +434,38 @@ def _fmt(value, spec: str, missing: str = "-") -> str:
     return missing if value is None else format(value, spec)
 
 
+def _speedup_text(s: dict | None) -> str:
+    if not s or s["median"] is None:
+        return "-"
+    return f"{s['median']:.3f}x [{s['min']:.3f}..{s['max']:.3f}]"
+
+
+SIDE_LABELS = {
+    "rocksdb": "RocksDB, no cache",
+    "lru": "FLIP-325 LRU",
+    "lru_batched": "batched write-back",
+}
+
+
 def format_summary(result: BenchResult) -> str:
     """The measured table beside the seed's figures."""
     s = result.summary
     lines = [
         f"FLIP-325 count job, {s['records']:,} records, parallelism 1, checkpoint every 1 s, "
-        f"median of {s['runs']} run(s)",
-        f"{'cache':>8}  {'hit ratio':>9}  {'seed':>5}  {'CPU rec/s':>10}  {'speedup':>8}  "
-        f"{'seed':>6}  {'wall-clock op':>13}  {'end-to-end':>10}",
+        f"{s['runs']} round(s); headline: job throughput, speedup over RocksDB median "
+        "[min..max] of the rounds",
+        f"{'side':>20} {'cache':>6} {'hit ratio':>9} {'seed':>5} {'job rec/s':>10} "
+        f"{'speedup':>28} {'seed':>6} {'op CPU':>7} {'op wall':>7}",
     ]
     for t in s["by_cache_size"]:
-        size = "none" if t["cache_size"] is None else f"{t['cache_size']:,}"
+        size = "-" if t["cache_size"] is None else f"{t['cache_size']:,}"
         lines.append(
-            f"{size:>8}  {_fmt(t['hit_ratio'], '9.1%')}  {_fmt(t['seed_hit_ratio'], '5.0%'):>5}  "
-            f"{_fmt(t['operator_cpu_records_per_second'], '10,.0f')}  "
-            f"{_fmt(t['speedup'], '7.2f')}x  {_fmt(t['seed_speedup'], '5.3g')}x  "
-            f"{_fmt(t['speedup_wall'], '12.2f')}x  {_fmt(t['speedup_e2e'], '9.2f')}x"
+            f"{SIDE_LABELS[t['side']]:>20} {size:>6} {_fmt(t['hit_ratio'], '9.1%')} "
+            f"{_fmt(t['seed_hit_ratio'], '5.0%'):>5} "
+            f"{_fmt(t[HEADLINE_MEASURE]['median'], '10,.0f')} "
+            f"{_speedup_text(t.get('speedup')):>28} {_fmt(t['seed_speedup'], '5.3g')}x "
+            f"{_fmt(t.get('operator_speedup'), '6.2f')}x "
+            f"{_fmt(t.get('operator_wall_speedup'), '6.2f')}x"
         )
     if s["sweep"]:
         points = ", ".join(
@@ -347,19 +475,26 @@ def format_summary(result: BenchResult) -> str:
         )
         lines.append(f"sweep (cache size: hit ratio): {points}")
     lines.append(
-        "speedup: operator CPU throughput over RocksDB alone (the headline); wall-clock op: "
-        "the same on the wall clock; end-to-end: Spark job throughput"
+        f"batched write-back: {s.get('write_batch')} evicted entries per RocksDB write batch; "
+        "op CPU / op wall: the same ratio of operator throughput per CPU / wall-clock second"
     )
     costs = s.get("zero_hit_costs")
     if costs:
         lines.append(
-            f"0% hits taken apart ({costs['records']:,} records, no Spark): the cache's "
-            f"bookkeeping {costs['bookkeeping_ns']:.0f} ns/record = "
-            f"{costs['bookkeeping_share']:.1%} of RocksDB alone "
-            f"({costs['rocksdb_same_key_ns']:,.0f} ns; the seed's whole loss: "
-            f"{costs['seed_loss_share']:.1%}); RocksDB writing the evicted key instead of the "
-            f"key just read: {costs['rocksdb_evicted_key_ns'] - costs['rocksdb_same_key_ns']:+.0f}"
-            f" ns/record ({costs['write_locality_share']:+.1%})"
+            f"0% hits taken apart ({costs['records']:,} records, no Spark, ns per record): "
+            f"RocksDB alone {costs['rocksdb_same_key_ns']:,.0f}; the cache's bookkeeping "
+            f"{costs['bookkeeping_ns']:+.0f} ({costs['bookkeeping_share']:+.1%}), batched "
+            f"{costs['bookkeeping_batched_ns']:+.0f} ({costs['bookkeeping_batched_share']:+.1%});"
+            f" RocksDB writing the evicted key instead of the key just read "
+            f"{costs['rocksdb_evicted_key_ns'] - costs['rocksdb_same_key_ns']:+.0f} "
+            f"({costs['write_locality_share']:+.1%}), in write batches of "
+            f"{costs['write_batch']} "
+            f"{costs['rocksdb_evicted_batched_ns'] - costs['rocksdb_same_key_ns']:+.0f} "
+            f"({costs['write_locality_batched_share']:+.1%}); the seed's whole loss: "
+            f"{costs['seed_loss_share']:.1%}"
         )
-    lines.append(f"all counts match the oracle: {s['all_digests_match']}")
+    lines.append(
+        f"all counts match the oracle: {s['all_digests_match']}; every emission reached the "
+        f"sink: {s['all_emissions_match']}"
+    )
     return "\n".join(lines)

@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ import pandas as pd
 from skewlab import paths
 from skewlab.operators.count_loops import IMPLEMENTATION as CORES
 
-__all__ = ["BenchResult", "latest_result"]
+__all__ = ["BenchResult", "latest_result", "median_of", "spread"]
 
 
 @dataclass
@@ -63,6 +64,31 @@ class BenchResult:
         js.write_text(json.dumps(self.to_json_dict(), indent=2, default=_plain) + "\n")
         self.files = [csv, js]
         return self.files
+
+
+def spread(values) -> dict[str, float | None]:
+    """``{"min", "median", "max"}`` of the values that are not ``None`` (all ``None`` if none).
+
+    Example::
+
+        >>> spread([3.0, None, 1.0, 2.0])
+        {'min': 1.0, 'median': 2.0, 'max': 3.0}
+    """
+    present = [v for v in values if v is not None]
+    if not present:
+        return {"min": None, "median": None, "max": None}
+    return {"min": min(present), "median": statistics.median(present), "max": max(present)}
+
+
+def median_of(rows, field: str, **where: Any) -> float | None:
+    """The median of ``field`` over the rows matching every ``where`` item (``None`` if none).
+
+    Example::
+
+        >>> median_of([{"s": "a", "x": 1}, {"s": "a", "x": 3}, {"s": "b", "x": 9}], "x", s="a")
+        2.0
+    """
+    return spread(r[field] for r in rows if all(r.get(k) == v for k, v in where.items()))["median"]
 
 
 def _plain(value: Any) -> Any:

@@ -11,7 +11,7 @@ its 500,000 keys, so in flink-benchmarks every series runs over its keys again a
 ``valueAdd`` inserts its new keys only on the first pass, inside JMH's warm-up: what the seed's
 ``valueAdd`` measured is the overwrite of keys added a pass earlier, in a backend holding
 1,000,000 keys. Here too each operation series runs one untimed warm-up pass over its keys and
-then the timed pass; the warm-up pass's rate is reported beside it (``warmup_ops_per_ms``: for
+then the timed pass; the warm-up pass's rate is reported beside it (``warmup_ops_per_wall_ms``: for
 ``valueAdd``, inserting fresh keys). The single-key backend keeps only the current key and keys
 only go forward, so each of its passes starts on a fresh, empty backend (filling it first would
 leave just the last key). Every pass is checked: a ``valueGet`` that does not find every key,
@@ -20,9 +20,25 @@ or a ``valueAdd`` that did not store its keys, is an error, not a figure.
 No Spark: this measures the backends alone, each pass in a compiled loop
 (:mod:`skewlab.operators.count_loops`) -- as JMH's loop is compiled -- calling the backend's
 compiled value-state core (heap, single_key) or, for rocksdb, its Python ``get`` / ``put``
-(rocksdict plus serialisation). ``ops_per_ms`` is per millisecond of the process's CPU time
-(RocksDB's threads included; what other processes on a shared machine do not inflate),
-``ops_per_wall_ms`` per wall-clock ms.
+(rocksdict plus serialisation).
+
+Like for like -- what each backend does per operation, and what its timer covers:
+
+==========  =======================================  ======================================
+backend     the same for every backend               the mechanism compared
+==========  =======================================  ======================================
+heap        the same keys (Java longs), in (key      one dict lookup (and store) per key
+rocksdb     group, key) order, their key groups      key and value serialised, one
+            precomputed; one compiled loop calling   rocksdict get / put per key
+single_key  the backend's get or put once per key    a key comparison and a field read /
+            (timer: that loop, one pass over the     write per key
+            keys, the cyclic GC off)
+==========  =======================================  ======================================
+
+The headline is the seed's own measure, JMH's throughput mode: **operations per wall-clock
+millisecond** (``ops_per_wall_ms``), median of the runs with min and max. Beside it, operations per
+millisecond of the process's CPU time (``ops_per_cpu_ms``: RocksDB's threads included; what
+other processes on a shared machine do not inflate).
 
 Seed (ops/ms): valueAdd HEAP 9,206 / ROCKSDB 653 / SINGLE_KEY 18,282; valueGet 12,719 / 1,621 /
 30,861; valueUpdate 12,916 / 942 / 32,883.
@@ -30,21 +46,20 @@ Seed (ops/ms): valueAdd HEAP 9,206 / ROCKSDB 653 / SINGLE_KEY 18,282; valueGet 1
 Example::
 
     >>> result = run_experiment("quick", runs=1)          # doctest: +SKIP
-    >>> result.summary["heap_over_rocksdb_add"] > 1       # doctest: +SKIP
-    True
+    >>> result.summary["headline_measure"]                # doctest: +SKIP
+    'ops_per_wall_ms'
 """
 
 from __future__ import annotations
 
 import gc
-import statistics
 import time
 from functools import partial
 
 import numpy as np
 
 from skewlab.experiments.profiles import profile_settings, resolve_runs
-from skewlab.experiments.results import BenchResult
+from skewlab.experiments.results import BenchResult, spread
 from skewlab.operators.count_loops import get_each, put_each
 from skewlab.state import create_backend
 from skewlab.state.java_hash import java_long_hash_array
@@ -59,6 +74,8 @@ SEED_OPS_PER_MS = {
     "valueGet": {"heap": 12718.518, "rocksdb": 1621.098, "single_key": 30861.293},
     "valueUpdate": {"heap": 12916.056, "rocksdb": 941.824, "single_key": 32883.440},
 }
+#: What the headline figures and ratios are computed from (JMH's throughput mode).
+HEADLINE_MEASURE = "ops_per_wall_ms"
 MAX_PARALLELISM = 128
 VALUE = 1_234_567_890_123  # a Java long, as the benchmark's random values
 
@@ -92,8 +109,9 @@ def _timed(fn) -> tuple[float, float]:
 
 
 def measure_backend(backend_name: str, n_keys: int) -> dict[str, dict[str, float]]:
-    """Per operation, ``{"ops_per_ms", "ops_per_wall_ms", "warmup_ops_per_ms"}`` of its timed
-    pass (and of its warm-up pass) over ``n_keys`` keys, each operation on a fresh backend."""
+    """Per operation, the rates of its timed pass (``ops_per_wall_ms``, ``ops_per_cpu_ms``)
+    and of its warm-up pass (``warmup_ops_per_wall_ms``) over ``n_keys`` keys, each operation
+    on a fresh backend."""
     setup_groups, setup_keys = sorted_keys(0, n_keys)
     new_groups, new_keys = sorted_keys(n_keys, n_keys)
     value = VALUE
@@ -131,7 +149,7 @@ def measure_backend(backend_name: str, n_keys: int) -> dict[str, dict[str, float
     for operation, body in (("valueAdd", add), ("valueGet", get), ("valueUpdate", update)):
         backend = filled_backend()
         try:
-            warmup_cpu_ms, _ = _timed(partial(body, backend.value_state()))
+            _, warmup_wall_ms = _timed(partial(body, backend.value_state()))
             if not fills:  # keys only go forward: the timed pass starts afresh
                 backend.close()
                 backend = filled_backend()
@@ -142,9 +160,9 @@ def measure_backend(backend_name: str, n_keys: int) -> dict[str, dict[str, float
         finally:
             backend.close()
         results[operation] = {
-            "ops_per_ms": _per_ms(n_keys, cpu_ms),
             "ops_per_wall_ms": _per_ms(n_keys, wall_ms),
-            "warmup_ops_per_ms": _per_ms(n_keys, warmup_cpu_ms),
+            "ops_per_cpu_ms": _per_ms(n_keys, cpu_ms),
+            "warmup_ops_per_wall_ms": _per_ms(n_keys, warmup_wall_ms),
         }
     return results
 
@@ -190,47 +208,62 @@ def run_experiment(
     return BenchResult(EXPERIMENT, profile, rows, summarize(rows))
 
 
-def summarize(rows) -> dict:
-    """Median ops/ms per (operation, backend) and the seed's ratios."""
+#: The ratios reported per operation: ``name: (faster backend, slower backend)``.
+RATIOS = {"heap_over_rocksdb": ("heap", "rocksdb"), "single_key_over_heap": ("single_key", "heap")}
+_SHORT = {"valueAdd": "add", "valueGet": "get", "valueUpdate": "update"}
 
-    def median_table(field: str) -> dict[str, dict[str, float]]:
+
+def seed_ratios() -> dict[str, float]:
+    """The seed's ratios, e.g. ``heap_over_rocksdb_add``, from its published ops/ms.
+
+    Example::
+
+        >>> round(seed_ratios()["heap_over_rocksdb_add"], 1)
+        14.1
+    """
+    return {
+        f"{name}_{_SHORT[op]}": SEED_OPS_PER_MS[op][a] / SEED_OPS_PER_MS[op][b]
+        for name, (a, b) in RATIOS.items()
+        for op in OPERATIONS
+    }
+
+
+def summarize(rows) -> dict:
+    """Per (operation, backend): min / median / max of ops per wall-clock ms (the headline),
+    the median per CPU ms and of the warm-up pass; the ratios of the medians, and the seed's."""
+
+    def cells(field: str, stat: str = "median") -> dict[str, dict[str, float]]:
         return {
             op: {
-                b: statistics.median(
-                    r[field] for r in rows if r["operation"] == op and r["backend"] == b
-                )
+                b: spread(r[field] for r in rows if r["operation"] == op and r["backend"] == b)[
+                    stat
+                ]
                 for b in BACKENDS
                 if any(r["operation"] == op and r["backend"] == b for r in rows)
             }
             for op in OPERATIONS
         }
 
-    table, wall_table = median_table("ops_per_ms"), median_table("ops_per_wall_ms")
-    warmup_table = median_table("warmup_ops_per_ms")
-
-    def ratio(op: str, a: str, b: str) -> float | None:
-        x, y = table[op].get(a), table[op].get(b)
-        return x / y if x and y else None
-
-    return {
+    table = cells(HEADLINE_MEASURE)
+    summary = {
+        "headline_measure": HEADLINE_MEASURE,
         "runs": max((r["run"] for r in rows), default=-1) + 1,
         "keys": rows[0]["keys"] if rows else None,
-        "heap_over_rocksdb_add": ratio("valueAdd", "heap", "rocksdb"),
-        "single_key_over_heap_add": ratio("valueAdd", "single_key", "heap"),
-        "heap_over_rocksdb_get": ratio("valueGet", "heap", "rocksdb"),
-        "single_key_over_heap_get": ratio("valueGet", "single_key", "heap"),
-        "heap_over_rocksdb_update": ratio("valueUpdate", "heap", "rocksdb"),
-        "single_key_over_heap_update": ratio("valueUpdate", "single_key", "heap"),
-        "seed_heap_over_rocksdb_add": 9206.249 / 652.726,
-        "seed_single_key_over_heap_add": 18282.074 / 9206.249,
-        "ops_per_ms": table,
-        "ops_per_wall_ms": wall_table,
-        "heap_over_rocksdb_add_wall": _div(wall_table["valueAdd"], "heap", "rocksdb"),
-        "heap_over_rocksdb_add_first_pass": _div(warmup_table["valueAdd"], "heap", "rocksdb"),
-        "warmup_ops_per_ms": warmup_table,
-        "single_key_over_heap_add_wall": _div(wall_table["valueAdd"], "single_key", "heap"),
+        "ops_per_wall_ms": table,
+        "ops_per_wall_ms_min": cells(HEADLINE_MEASURE, "min"),
+        "ops_per_wall_ms_max": cells(HEADLINE_MEASURE, "max"),
+        "ops_per_cpu_ms": cells("ops_per_cpu_ms"),
+        "warmup_ops_per_wall_ms": cells("warmup_ops_per_wall_ms"),
         "seed_ops_per_ms": SEED_OPS_PER_MS,
+        "seed_ratios": seed_ratios(),
     }
+    for name, (a, b) in RATIOS.items():
+        for op in OPERATIONS:
+            key = f"{name}_{_SHORT[op]}"
+            summary[key] = _div(table[op], a, b)
+            summary[key + "_cpu"] = _div(summary["ops_per_cpu_ms"][op], a, b)
+            summary[key + "_first_pass"] = _div(summary["warmup_ops_per_wall_ms"][op], a, b)
+    return summary
 
 
 def _div(by_backend: dict[str, float], a: str, b: str) -> float | None:
@@ -238,30 +271,48 @@ def _div(by_backend: dict[str, float], a: str, b: str) -> float | None:
     return x / y if x and y else None
 
 
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
 def format_summary(result: BenchResult) -> str:
-    """The measured table beside the seed's."""
+    """The measured table (median [min..max]) beside the seed's."""
     s = result.summary
     lines = [
-        f"ValueState, {s['keys']:,} keys in (key group, key) order, median of {s['runs']} run(s)",
-        f"{'operation':<12} {'backend':<10} {'ops/CPU ms':>10} {'ops/wall ms':>11} "
-        f"{'seed ops/ms':>12}",
+        f"ValueState, {s['keys']:,} keys in (key group, key) order, {s['runs']} run(s); "
+        "headline: ops per wall-clock ms (JMH's), median [min..max]",
+        f"{'operation':<12} {'backend':<10} {'ops/ms':>24} {'ops/CPU ms':>10} "
+        f"{'seed ops/ms':>12} {'/ seed':>7}",
     ]
     for op in OPERATIONS:
         for b in BACKENDS:
-            if b in s["ops_per_ms"][op]:
-                lines.append(
-                    f"{op:<12} {b:<10} {s['ops_per_ms'][op][b]:>10,.0f} "
-                    f"{s['ops_per_wall_ms'][op][b]:>11,.0f} {SEED_OPS_PER_MS[op][b]:>12,.0f}"
-                )
-    lines.append(
-        f"heap/rocksdb valueAdd: {s['heap_over_rocksdb_add']:.1f}x "
-        f"(seed {s['seed_heap_over_rocksdb_add']:.1f}x); single_key/heap valueAdd: "
-        f"{s['single_key_over_heap_add']:.2f}x (seed {s['seed_single_key_over_heap_add']:.2f}x)"
-    )
-    first = s["warmup_ops_per_ms"]["valueAdd"]
+            if b not in s["ops_per_wall_ms"][op]:
+                continue
+            median = s["ops_per_wall_ms"][op][b]
+            measured = (
+                f"{median:,.0f} [{s['ops_per_wall_ms_min'][op][b]:,.0f}.."
+                f"{s['ops_per_wall_ms_max'][op][b]:,.0f}]"
+            )
+            seed = SEED_OPS_PER_MS[op][b]
+            lines.append(
+                f"{op:<12} {b:<10} {measured:>24} {s['ops_per_cpu_ms'][op][b]:>10,.0f} "
+                f"{seed:>12,.0f} {median / seed:>7.2f}"
+            )
+    seed = s["seed_ratios"]
+    for name in RATIOS:
+        lines.append(
+            f"{name}: "
+            + "; ".join(
+                f"{op} {_fmt(s[f'{name}_{_SHORT[op]}'], '.2f')}x "
+                f"(CPU {_fmt(s[f'{name}_{_SHORT[op]}_cpu'], '.2f')}x, "
+                f"seed {seed[f'{name}_{_SHORT[op]}']:.2f}x)"
+                for op in OPERATIONS
+            )
+        )
+    first = s["warmup_ops_per_wall_ms"]["valueAdd"]
     lines.append(
         "valueAdd's warm-up pass (the new keys inserted, not timed by JMH): "
         + ", ".join(f"{b} {first[b]:,.0f}" for b in BACKENDS if b in first)
-        + f" ops/CPU ms; heap/rocksdb {s['heap_over_rocksdb_add_first_pass']:.1f}x"
+        + f" ops/ms; heap/rocksdb {_fmt(s['heap_over_rocksdb_add_first_pass'], '.1f')}x"
     )
     return "\n".join(lines)

@@ -26,28 +26,26 @@ from typing import Any
 import numpy as np
 
 from skewlab.aggregates.hll import DEFAULT_PRECISION
-from skewlab.aggregates.stats_state import StatsState
+from skewlab.aggregates.stats_state import (
+    SINGLE_VIEW_COLUMNS,
+    USER_RANK,
+    USER_REGISTER,
+    VIEW_RANK,
+    VIEW_REGISTER,
+    StatsState,
+)
 from skewlab.engine.operator import IntervalTrigger, OperatorContext
 from skewlab.engine.routing import KEY_GROUP
-from skewlab.operators.reduce import VIEW_COLUMNS
 from skewlab.operators.stateful import StatefulOperator
 from skewlab.state.state_backend import StateBackend
 
 __all__ = [
     "BUFFERS",
     "BUFFER_KINDS",
-    "USER_RANK",
-    "USER_REGISTER",
-    "VIEW_RANK",
-    "VIEW_REGISTER",
     "ListBuffer",
     "PreaggregatingBuffer",
     "VectorizedBuffer",
 ]
-
-# register index and rank of each view's two sketch updates, computed by Spark
-VIEW_REGISTER, VIEW_RANK = "_view_register", "_view_rank"
-USER_REGISTER, USER_RANK = "_user_register", "_user_rank"
 
 
 class _Buffer(StatefulOperator):
@@ -103,21 +101,21 @@ class _Buffer(StatefulOperator):
 class _PerRecordBuffer(_Buffer):
     """A buffer that takes views one at a time (Python objects), as the seed's operator does."""
 
-    columns = ("tweet_id", *VIEW_COLUMNS, KEY_GROUP)
+    columns = ("tweet_id", *SINGLE_VIEW_COLUMNS, KEY_GROUP)
 
     def __init__(self, ctx: OperatorContext, state_backend: StateBackend, **settings) -> None:
         super().__init__(ctx, state_backend, **settings)
         self.buffer: dict[str, Any] = {}
 
-    def add(self, key: str, view_id: str, user_id: str) -> None:
-        """Put one view of ``key`` into the buffer."""
+    def add(self, key: str, view: tuple[int, int, int, int]) -> None:
+        """Put one view of ``key`` (its registers: view index, rank, user index, rank) into the
+        buffer."""
         raise NotImplementedError
 
     def process(self, cols, n, arrivals) -> None:
         self.trigger.start()
-        keys, view_ids, user_ids, groups = (
-            cols["tweet_id"], cols["view_id"], cols["user_id"], cols[KEY_GROUP]
-        )  # fmt: skip
+        keys, groups = cols["tweet_id"], cols[KEY_GROUP]
+        views = list(zip(*(cols[c] for c in SINGLE_VIEW_COLUMNS), strict=True))
         clock, add = time.time_ns, self.add
         for i in range(n):
             key = keys[i]
@@ -128,7 +126,7 @@ class _PerRecordBuffer(_Buffer):
             if key not in self.groups:
                 self.groups[key] = groups[i]
                 self.arrivals[key] = []
-            add(key, view_ids[i], user_ids[i])
+            add(key, views[i])
             self.arrivals[key].append((arrival, 1))
             self.count += 1
             if self.count >= self.max_count:
@@ -136,10 +134,11 @@ class _PerRecordBuffer(_Buffer):
 
 
 class ListBuffer(_PerRecordBuffer):
-    """The seed's buffer as written: a ``Vector[StatsState]`` per key, reduced at flush."""
+    """The seed's buffer as written: a ``Vector[StatsState]`` per key (each record's single-view
+    state), reduced at flush."""
 
-    def add(self, key: str, view_id: str, user_id: str) -> None:
-        one = StatsState.from_view(view_id, user_id, key, self.precision)
+    def add(self, key: str, view: tuple[int, int, int, int]) -> None:
+        one = StatsState.of_view(key, *view, self.precision)
         vector = self.buffer.get(key)
         if vector is None:
             self.buffer[key] = [one]
@@ -158,11 +157,11 @@ class ListBuffer(_PerRecordBuffer):
 class PreaggregatingBuffer(_PerRecordBuffer):
     """One running ``StatsState`` per buffered key: each view is folded in on arrival."""
 
-    def add(self, key: str, view_id: str, user_id: str) -> None:
+    def add(self, key: str, view: tuple[int, int, int, int]) -> None:
         partial = self.buffer.get(key)
         if partial is None:
             partial = self.buffer[key] = StatsState.empty(key, self.precision)
-        partial.add(view_id, user_id)
+        partial.add_view(*view)
 
     def partials(self):
         yield from self.buffer.items()
@@ -170,17 +169,18 @@ class PreaggregatingBuffer(_PerRecordBuffer):
 
 
 class VectorizedBuffer(_Buffer):
-    """The buffer over Arrow slices: Spark computed each view's register index and rank
-    (``xxhash64`` + bit arithmetic, natively), numpy folds them into per-key register slots.
+    """The buffer over Arrow slices: the records' single-view registers (the upstream map, as
+    every strategy gets them) are folded into per-key register slots with numpy, a slice at a
+    time, instead of one Python call per record.
 
     Registers are identical to one datasketch ``update`` per view (same hash, same rank rule),
-    so the result digest is the reference's; only the per-record Python work is gone. Slots
-    are kept across flushes (zeroed, not freed) and recycled once they outnumber
-    ``4 * max_count``, which bounds the buffer's memory.
+    so the result digest is the reference's. Slots are kept across flushes (zeroed, not freed)
+    and recycled once they outnumber ``4 * max_count``, which bounds the buffer's memory. A
+    record's latency runs from its own arrival (with a paced source, its release time).
     """
 
     arrow_columns = ("tweet_id",)
-    numpy_columns = (KEY_GROUP, VIEW_REGISTER, VIEW_RANK, USER_REGISTER, USER_RANK)
+    numpy_columns = (KEY_GROUP, *SINGLE_VIEW_COLUMNS)
 
     def __init__(self, ctx: OperatorContext, state_backend: StateBackend, **settings) -> None:
         super().__init__(ctx, state_backend, **settings)
@@ -190,7 +190,7 @@ class VectorizedBuffer(_Buffer):
         self.slot_groups: list[int] = []
         self.regs = np.zeros((64, 2 * self.m), dtype=np.int8)
         self.dirty = np.zeros(64, dtype=bool)
-        self.pending: list[tuple[int, int]] = []
+        self.pending: list[np.ndarray] = []  # arrival times of the buffered records
 
     def _slots_for(self, uniques, groups: np.ndarray, first: np.ndarray) -> np.ndarray:
         slots = np.empty(len(uniques), dtype=np.intp)
@@ -213,6 +213,7 @@ class VectorizedBuffer(_Buffer):
 
     def process(self, cols, n, arrivals) -> None:
         self.trigger.start()
+        received = time.time_ns()  # unpaced: the whole slice arrives now
         encoded = cols["tweet_id"].dictionary_encode()
         codes = encoded.indices.fill_null(-1).to_numpy()
         uniques = encoded.dictionary.to_pylist()
@@ -232,7 +233,7 @@ class VectorizedBuffer(_Buffer):
         slots = self._slots_for(uniques, cols[KEY_GROUP], first)[codes]
         width = 2 * self.m
         view_at = slots * width + cols[VIEW_REGISTER]
-        user_at = slots * width + cols[USER_REGISTER]
+        user_at = slots * width + self.m + cols[USER_REGISTER]  # after the views sketch
         view_rank, user_rank = cols[VIEW_RANK], cols[USER_RANK]
         flat = self.regs.reshape(-1)
         pos = 0
@@ -241,8 +242,11 @@ class VectorizedBuffer(_Buffer):
             np.maximum.at(flat, view_at[pos:hi], view_rank[pos:hi])
             np.maximum.at(flat, user_at[pos:hi], user_rank[pos:hi])
             self.dirty[slots[pos:hi]] = True
-            arrival = time.time_ns() if arrivals is None else int(arrivals[pos])
-            self.pending.append((arrival, hi - pos))
+            self.pending.append(
+                np.full(hi - pos, received, np.int64)
+                if arrivals is None
+                else np.asarray(arrivals[pos:hi], dtype=np.int64)
+            )
             self.count += hi - pos
             pos = hi
             if self.count >= self.max_count:
@@ -274,7 +278,7 @@ class VectorizedBuffer(_Buffer):
             put(group, key, state)
             emit(key, state, ())
         self.regs[slots] = 0
-        self.ctx.output.record_latencies(self.pending)
+        self.ctx.output.record_arrivals(np.concatenate(self.pending))
         self.pending = []
         self.dirty[:] = False
         self.count = 0

@@ -29,7 +29,7 @@ import time
 from time import process_time_ns
 from typing import Any
 
-from skewlab.aggregates.count import DigestSink
+from skewlab.aggregates.count import DigestSink, EmissionSink
 from skewlab.engine.operator import Operator, OperatorContext
 from skewlab.engine.routing import KEY_GROUP
 from skewlab.errors import UnsortedInputError
@@ -114,11 +114,15 @@ class KeyedCount(_CountOperator):
     """``keyBy(word) -> count``: per record one state ``get`` and one ``put`` (seed 003's
     ``state.value()`` / ``update(value + 1)``), over ``state_backend``.
 
-    ``emit="record"`` hands every updated count to a discarding collector, as the FLIP-325
-    job's ``output.collect`` does; ``emit="end"`` emits once per key at the end of input (a
-    global window, FLIP-140's WordCount). Either way, at the end every key's final count goes
-    to the sink. With ``checkpoint_interval_ms`` a checkpoint (``backend.checkpoint()``) is taken
-    that often, and the cache's hit ratio over each interval is recorded.
+    ``emit="record"`` emits every updated count, as the FLIP-325 job's ``output.collect((key,
+    count))`` does: the compiled loop appends each record's key and count to the collector's
+    lists, which go to an :class:`~skewlab.aggregates.count.EmissionSink` as one Arrow record
+    batch per input batch; at the end the sink's sum of counts is checked against the final
+    counts (every emission, with its value). ``emit="end"`` emits once per key at the end of
+    input (a global window, FLIP-140's WordCount). Either way, at the end every key's final
+    count goes to the sink. With ``checkpoint_interval_ms`` a checkpoint
+    (``backend.checkpoint()``) is taken that often, and the cache's hit ratio over each interval
+    is recorded as ``(seconds since start, hit ratio, interval seconds)``.
     """
 
     def __init__(
@@ -135,14 +139,16 @@ class KeyedCount(_CountOperator):
         check_choice("emit", emit, EMITS)
         self.backend = ctx.create_keyed_state_backend(state_backend)
         self._state = self.backend.value_state()
-        self.emit_per_record = emit == "record"
-        self.records_emitted = 0
+        self.emissions = EmissionSink() if emit == "record" else None
+        self.emissions_match: bool | None = None
         self.interval_ns = (
             None if checkpoint_interval_ms is None else int(checkpoint_interval_ms * 1e6)
         )
         self.checkpoints = 0
-        self.gauge: list[tuple[float, float | None]] = []  # (seconds since start, hit ratio)
+        # (seconds since start, hit ratio, seconds the interval lasted)
+        self.gauge: list[tuple[float, float | None, float]] = []
         self._started_ns: int | None = None
+        self._sampled_ns = 0
         self._last_hits = self._last_misses = 0
 
     # -- checkpoints and the hit-ratio gauge
@@ -154,8 +160,8 @@ class KeyedCount(_CountOperator):
         timers.register_processing_time_timer(now_ns + self.interval_ns)
 
     def checkpoint(self, now_ns: int | None = None) -> None:
-        """Checkpoint the backend (:meth:`~skewlab.state.KeyedStateBackend.flush`) and sample
-        the hit ratio."""
+        """Checkpoint the backend (:meth:`~skewlab.state.api.KeyedStateBackend.checkpoint`) and
+        sample the hit ratio."""
         now_ns = time.time_ns() if now_ns is None else now_ns
         self.backend.checkpoint()
         self.checkpoints += 1
@@ -165,9 +171,11 @@ class KeyedCount(_CountOperator):
         stats = self.backend.stats
         hits, misses = stats.cache_hits - self._last_hits, stats.cache_misses - self._last_misses
         self._last_hits, self._last_misses = stats.cache_hits, stats.cache_misses
+        started = self._started_ns or now_ns
+        duration = (now_ns - (self._sampled_ns or started)) / 1e9
+        self._sampled_ns = now_ns
         if hits + misses:
-            since = (now_ns - (self._started_ns or now_ns)) / 1e9
-            self.gauge.append((since, hits / (hits + misses)))
+            self.gauge.append(((now_ns - started) / 1e9, hits / (hits + misses), duration))
 
     # -- records
     def _process(self, cols, n, arrivals) -> None:
@@ -175,10 +183,13 @@ class KeyedCount(_CountOperator):
             self._started_ns = time.time_ns()
             if self.interval_ns is not None:
                 self.ctx.timers.register_processing_time_timer(self._started_ns + self.interval_ns)
-        rejected = keyed_count(cols[self.key_col], cols[KEY_GROUP], self._state)
-        if self.emit_per_record:
-            # every updated count went to output.collect((key, value)): a discarding collector
-            self.records_emitted += n - rejected
+        if self.emissions is None:
+            rejected = keyed_count(cols[self.key_col], cols[KEY_GROUP], self._state)
+        else:  # every updated count to output.collect((key, count)), then to the sink
+            keys: list = []
+            counts: list = []
+            rejected = keyed_count(cols[self.key_col], cols[KEY_GROUP], self._state, keys, counts)
+            self.emissions.write_lists(keys, counts)
         if rejected:
             self.ctx.metrics.records_rejected += rejected
 
@@ -187,15 +198,22 @@ class KeyedCount(_CountOperator):
         if self._started_ns is not None:
             self._sample_gauge(time.time_ns())  # the last (partial) interval
         emit = self._emit
+        final_counts = []
         for _, key, count in self.backend.items():  # the subtask's own key groups
             emit(key, count)
+            final_counts.append(count)
+        if self.emissions is not None:
+            self.emissions_match = self.emissions.count_sum == EmissionSink.expected_count_sum(
+                final_counts
+            ) and self.emissions.records == sum(final_counts)
         self._finish_sink()
 
     def close(self) -> dict[str, Any]:
         out = backend_counters(self.backend) | {
             "checkpoints": self.checkpoints,
             "hit_ratio_per_interval": self.gauge,
-            "records_emitted": self.records_emitted,
+            "records_emitted": 0 if self.emissions is None else self.emissions.records,
+            "emissions_match": self.emissions_match,
             "cpu_ns": self.cpu_ns,
         }
         self.backend.close()

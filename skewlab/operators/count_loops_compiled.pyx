@@ -24,7 +24,7 @@ Example::
     {0: {'a': 2}, 1: {'b': 1}}
 """
 
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.list cimport PyList_Append, PyList_GET_ITEM, PyList_GET_SIZE
 
 from skewlab.state.value_state_compiled cimport SingleKeyValueState, ValueStateCore
 
@@ -36,14 +36,21 @@ cdef inline void _same_length(list keys, list groups) except *:
         )
 
 
-def keyed_count(list keys, list groups, ValueStateCore state):
-    """Per record ``state.put(g, key, state.get(g, key) + 1)`` (a missing count is 0).
+def keyed_count(
+    list keys, list groups, ValueStateCore state, list out_keys=None, list out_counts=None
+):
+    """Per record ``state.put(g, key, state.get(g, key) + 1)`` (a missing count is 0); with
+    ``out_keys`` / ``out_counts``, each record's key and updated count are appended to them
+    (FLIP-325's ``output.collect((key, count))``).
 
     Returns the number of rejected (``None``) keys.
     """
     _same_length(keys, groups)
     cdef Py_ssize_t i, n = PyList_GET_SIZE(keys)
     cdef Py_ssize_t rejected = 0
+    cdef bint collect = out_keys is not None
+    if collect and out_counts is None:
+        raise ValueError("out_keys needs out_counts")
     for i in range(n):
         key = <object>PyList_GET_ITEM(keys, i)
         if key is None:
@@ -51,7 +58,11 @@ def keyed_count(list keys, list groups, ValueStateCore state):
             continue
         group = <object>PyList_GET_ITEM(groups, i)
         value = state.get(group, key)
-        state.put(group, key, 1 if value is None else value + 1)
+        value = 1 if value is None else value + 1
+        state.put(group, key, value)
+        if collect:
+            PyList_Append(out_keys, key)
+            PyList_Append(out_counts, value)
     return rejected
 
 

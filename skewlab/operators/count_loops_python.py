@@ -24,12 +24,17 @@ def _same_length(keys: list, groups: list) -> None:
         raise ValueError(f"keys and key groups differ in length ({len(keys)} vs {len(groups)})")
 
 
-def keyed_count(keys: list, groups: list, state) -> int:
-    """Per record ``state.put(g, key, state.get(g, key) + 1)`` (a missing count is 0).
+def keyed_count(
+    keys: list, groups: list, state, out_keys: list | None = None, out_counts: list | None = None
+) -> int:
+    """Per record ``state.put(g, key, state.get(g, key) + 1)`` (a missing count is 0); with
+    ``out_keys`` / ``out_counts``, each record's key and updated count are appended to them.
 
     Returns the number of rejected (``None``) keys.
     """
     _same_length(keys, groups)
+    if out_keys is not None and out_counts is None:
+        raise ValueError("out_keys needs out_counts")
     get, put = state.get, state.put
     rejected = 0
     for key, group in zip(keys, groups, strict=True):
@@ -37,7 +42,11 @@ def keyed_count(keys: list, groups: list, state) -> int:
             rejected += 1
             continue
         value = get(group, key)
-        put(group, key, 1 if value is None else value + 1)
+        value = 1 if value is None else value + 1
+        put(group, key, value)
+        if out_keys is not None:
+            out_keys.append(key)
+            out_counts.append(value)  # type: ignore[union-attr]
     return rejected
 
 

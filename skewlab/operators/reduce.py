@@ -1,5 +1,9 @@
 """The keyed reduces of seed 000's strategies, over the views and ``StatsState``.
 
+Each record arrives as its single-view state in register form (the upstream map
+:func:`~skewlab.aggregates.stats_state.with_single_view_states`, computed by Spark before
+``keyBy``, as the seed's ``.map(StatsState.fromView(_))`` runs before its ``keyBy``).
+
 * :class:`KeyedReduce` -- ``keyBy(tweet) -> reduce``: per record read state, merge, write, emit
   (naive, cached, and salting's first stage);
 * :class:`PartialsReduce` -- the ``reduce`` after an exchange: merges serialised partials;
@@ -17,16 +21,13 @@ from __future__ import annotations
 import time
 
 from skewlab.aggregates.hll import DEFAULT_PRECISION
-from skewlab.aggregates.stats_state import StatsSerializer, StatsState
+from skewlab.aggregates.stats_state import SINGLE_VIEW_COLUMNS, StatsSerializer, StatsState
 from skewlab.engine.operator import OperatorContext
 from skewlab.engine.routing import KEY_GROUP
 from skewlab.operators.stateful import StatefulOperator
 from skewlab.state.state_backend import StateBackend
 
-__all__ = ["VIEW_COLUMNS", "KeyedReduce", "PartialsReduce", "SortedReduce"]
-
-#: The view columns a reduce folds into a tweet's state.
-VIEW_COLUMNS = ("view_id", "user_id")
+__all__ = ["KeyedReduce", "PartialsReduce", "SortedReduce"]
 
 
 class KeyedReduce(StatefulOperator):
@@ -49,16 +50,16 @@ class KeyedReduce(StatefulOperator):
         self.key_col = key_col
         self.emit_key_col = emit_key_col or key_col
         self.columns = tuple(
-            dict.fromkeys((key_col, self.emit_key_col, *VIEW_COLUMNS, KEY_GROUP, "seq"))
+            dict.fromkeys((key_col, self.emit_key_col, *SINGLE_VIEW_COLUMNS, KEY_GROUP, "seq"))
         )
 
     def process(self, cols, n, arrivals) -> None:
-        keys, emit_keys = cols[self.key_col], cols[self.emit_key_col]
-        view_ids, user_ids, groups, seqs = (
-            cols["view_id"], cols["user_id"], cols[KEY_GROUP], cols["seq"]
+        keys, emit_keys, groups, seqs = (
+            cols[self.key_col], cols[self.emit_key_col], cols[KEY_GROUP], cols["seq"]
         )  # fmt: skip
+        view_regs, view_ranks, user_regs, user_ranks = (cols[c] for c in SINGLE_VIEW_COLUMNS)
         get, put, emit = self.state.get, self.state.put, self.ctx.output.emit
-        precision = self.precision
+        of_view, precision = StatsState.of_view, self.precision
         check = self.ctx.check_order if self.ctx.job.check_order else None
         clock = time.time_ns
         rejected = 0
@@ -69,7 +70,9 @@ class KeyedReduce(StatefulOperator):
                 continue
             arrival = clock() if arrivals is None else int(arrivals[i])
             out_key = emit_keys[i]
-            one = StatsState.from_view(view_ids[i], user_ids[i], out_key, precision)
+            one = of_view(
+                out_key, view_regs[i], view_ranks[i], user_regs[i], user_ranks[i], precision
+            )
             state = get(groups[i], key)
             state = one if state is None else state.merge(one)
             put(groups[i], key, state)
@@ -104,7 +107,7 @@ class PartialsReduce(StatefulOperator):
 class SortedReduce(StatefulOperator):
     """FLIP-140: input sorted by (key group, key); single-key state; one emission per key."""
 
-    columns = ("tweet_id", *VIEW_COLUMNS, KEY_GROUP)
+    columns = ("tweet_id", *SINGLE_VIEW_COLUMNS, KEY_GROUP)
 
     def __init__(self, ctx: OperatorContext, precision: int = DEFAULT_PRECISION) -> None:
         super().__init__(ctx, StateBackend("single_key"))
@@ -114,11 +117,10 @@ class SortedReduce(StatefulOperator):
         self.run_arrivals: list[tuple[int, int]] = []
 
     def process(self, cols, n, arrivals) -> None:
-        keys, view_ids, user_ids, groups = (
-            cols["tweet_id"], cols["view_id"], cols["user_id"], cols[KEY_GROUP]
-        )  # fmt: skip
+        keys, groups = cols["tweet_id"], cols[KEY_GROUP]
+        view_regs, view_ranks, user_regs, user_ranks = (cols[c] for c in SINGLE_VIEW_COLUMNS)
         get, put = self.state.get, self.state.put
-        precision = self.precision
+        of_view, precision = StatsState.of_view, self.precision
         clock = time.time_ns
         for i in range(n):
             key = keys[i]
@@ -130,7 +132,7 @@ class SortedReduce(StatefulOperator):
                 self.current, self.current_group = key, groups[i]
             arrival = clock() if arrivals is None else int(arrivals[i])
             self.run_arrivals.append((arrival, 1))
-            one = StatsState.from_view(view_ids[i], user_ids[i], key, precision)
+            one = of_view(key, view_regs[i], view_ranks[i], user_regs[i], user_ranks[i], precision)
             state = get(groups[i], key)
             put(groups[i], key, one if state is None else state.merge(one))
 

@@ -11,7 +11,11 @@ costs what a hash-map access costs, as in Flink). It wraps another
 * ``put`` -- replaces the cached object and marks it dirty (may evict);
 * eviction -- drops the least recently used entry, writing it to the storage only if it is
   dirty;
-* ``checkpoint`` -- writes every dirty entry to the storage at once
+* ``write_batch=N > 1`` -- (not in FLIP-325) evicted dirty entries wait in a write buffer of
+  at most ``N`` and go to the storage ``N`` at a time
+  (:meth:`~skewlab.state.api.KeyedStateBackend.put_all`: one RocksDB write batch, in key order);
+  a lookup of a waiting entry takes it back into the cache;
+* ``checkpoint`` -- writes every dirty entry (the write buffer's too) to the storage at once
   (:meth:`~skewlab.state.api.KeyedStateBackend.put_all`: one RocksDB write batch), marks them
   clean, then checkpoints the storage (RocksDB: its own checkpoint);
 * ``delete`` -- removes the key from the cache and from the storage.
@@ -72,8 +76,14 @@ class LruCachedKeyedStateBackend(KeyedStateBackend):
 
     name = "cached"
 
-    def __init__(self, storage: KeyedStateBackend, max_entries: int = DEFAULT_MAX_ENTRIES) -> None:
+    def __init__(
+        self,
+        storage: KeyedStateBackend,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        write_batch: int = 1,
+    ) -> None:
         self.max_entries = check_whole("max_entries (0 disables the cache)", max_entries, 0)
+        self.write_batch = check_whole("write_batch (evictions per write-back)", write_batch, 1)
         # the cache itself counts no per-key accesses: the storage's are the ones that matter
         super().__init__(key_group_range=storage.key_group_range, track_keys=False)
         self.storage = storage
@@ -89,7 +99,9 @@ class LruCachedKeyedStateBackend(KeyedStateBackend):
         if self.max_entries == 0:
             self._lru = None
             return CallbackValueState(self._miss_get, storage.put, storage.delete)
-        self._lru = WriteBackLru(self.max_entries, storage.get, storage.put)
+        self._lru = WriteBackLru(
+            self.max_entries, storage.get, storage.put, self.storage.put_all, self.write_batch
+        )
         return self._lru
 
     def _miss_get(self, key_group: int, key: Key) -> Any | None:
@@ -183,4 +195,7 @@ class LruCachedKeyedStateBackend(KeyedStateBackend):
         super().close()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(max_entries={self.max_entries}, storage={self.storage!r})"
+        return (
+            f"{type(self).__name__}(max_entries={self.max_entries}, "
+            f"write_batch={self.write_batch}, storage={self.storage!r})"
+        )

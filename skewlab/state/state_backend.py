@@ -65,6 +65,8 @@ class StateBackend:
         max_entries: entries of FLIP-325's LRU cache in front of the backend (``None``: no
             cache, except ``cached``: :data:`DEFAULT_MAX_ENTRIES`; ``0``: a cache that holds
             nothing, every lookup a miss).
+        write_batch: evicted dirty cache entries written back this many at a time, in one
+            write batch (``1``: one at a time, as FLIP-325; only with a cache).
         serializer: how ``rocksdb`` / ``cached`` store values (default: pickle).
         local_dir: where RocksDB's files go (default: Spark's first local dir).
 
@@ -82,6 +84,7 @@ class StateBackend:
     max_entries: int | None = None
     serializer: Serializer | None = None
     local_dir: str | os.PathLike[str] | None = None
+    write_batch: int = 1
 
     def __post_init__(self) -> None:
         name = self.name.strip().lower().replace("-", "_") if isinstance(self.name, str) else None
@@ -92,6 +95,12 @@ class StateBackend:
         object.__setattr__(self, "name", name)
         if self.max_entries is not None:
             check_whole("max_entries (LRU cache entries; 0 caches nothing)", self.max_entries, 0)
+        check_whole("write_batch (evictions per write-back)", self.write_batch, 1)
+        if self.write_batch > 1 and self.cache_entries is None:
+            raise SkewlabInputError(
+                f"write_batch={self.write_batch} batches a cache's write-backs: give the "
+                f"backend a cache (max_entries, or the 'cached' backend), not {name!r} alone"
+            )
         for option in ("serializer", "local_dir"):
             if getattr(self, option) is not None and name not in _SERIALISING:
                 what = "serializer" if option == "serializer" else "local directory"
@@ -125,7 +134,7 @@ class StateBackend:
         storage = _STORAGE[self.name](**options)
         if self.cache_entries is None:
             return storage
-        return LruCachedKeyedStateBackend(storage, self.cache_entries)
+        return LruCachedKeyedStateBackend(storage, self.cache_entries, self.write_batch)
 
 
 def create_backend(
@@ -136,6 +145,7 @@ def create_backend(
     local_dir: str | os.PathLike[str] | None = None,
     key_group_range: KeyGroupRange | None = None,
     track_keys: bool = False,
+    write_batch: int = 1,
 ) -> KeyedStateBackend:
     """``StateBackend(name, ...).create_keyed_state_backend(key_group_range, ...)`` in one call.
 
@@ -150,6 +160,5 @@ def create_backend(
         ...
         skewlab.errors.SkewlabInputError: unknown state backend 'mapdb'; choose one of: heap, rocksdb, cached, single_key
     """  # noqa: E501
-    return StateBackend(name, max_entries, serializer, local_dir).create_keyed_state_backend(
-        key_group_range, track_keys=track_keys
-    )
+    state_backend = StateBackend(name, max_entries, serializer, local_dir, write_batch)
+    return state_backend.create_keyed_state_backend(key_group_range, track_keys=track_keys)

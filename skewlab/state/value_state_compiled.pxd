@@ -24,15 +24,17 @@ cdef class SingleKeyValueState(ValueStateCore):
 
 
 cdef class WriteBackLru(ValueStateCore):
-    cdef readonly Py_ssize_t max_entries
-    cdef public long long hits, misses, evictions
-    cdef dict _slots
+    cdef readonly Py_ssize_t max_entries, write_batch
+    cdef public long long hits, misses, evictions, pending_hits, batches_written
+    cdef dict _slots, _pending
     cdef list _keys, _key_groups, _values
     cdef Py_ssize_t *_prev
     cdef Py_ssize_t *_next
     cdef char *_dirty
     cdef Py_ssize_t _size, _dirty_count
-    cdef object _load, _store
+    cdef object _load, _store, _store_many
     cdef inline void _unlink(self, Py_ssize_t slot) noexcept
     cdef inline void _push_most_recent(self, Py_ssize_t slot) noexcept
     cdef Py_ssize_t _free_slot(self) except -1
+    cdef int _write_pending(self) except -1
+    cdef inline object _take_pending(self, object key)

@@ -173,7 +173,9 @@ class SingleKeyValueState(ValueStateCore):
 
 
 class WriteBackLru(ValueStateCore):
-    """FLIP-325's write-back LRU cache of objects (at most ``max_entries``) over a store.
+    """FLIP-325's write-back LRU cache of objects (at most ``max_entries``) over a store; with
+    ``write_batch=N > 1``, evicted dirty entries are written ``N`` at a time through
+    ``store_many`` (see the compiled twin's doc).
 
     Example::
 
@@ -183,27 +185,51 @@ class WriteBackLru(ValueStateCore):
         ...     lru.put(0, key, (lru.get(0, key) or 0) + 1)
         >>> (lru.hits, lru.misses, lru.evictions, store, sorted(lru.dirty_entries()))
         (1, 4, 2, {'b': 1, 'a': 2}, [(0, 'b', 2), (0, 'c', 1)])
+        >>> batches = []
+        >>> lru = WriteBackLru(1, lambda g, k: None, None, batches.append, write_batch=2)
+        >>> for key in "abc":
+        ...     lru.put(0, key, 1)
+        >>> batches, lru.pending_count, lru.get(0, "b"), lru.pending_hits
+        ([[(0, 'a', 1), (0, 'b', 1)]], 0, None, 0)
     """
 
-    def __init__(self, max_entries: int, load, store) -> None:
+    def __init__(self, max_entries: int, load, store, store_many=None, write_batch: int = 1):
         if max_entries < 1:
             raise SkewlabInputError(f"an LRU cache needs max_entries >= 1, got {max_entries}")
+        if write_batch < 1:
+            raise SkewlabInputError(f"write_batch must be >= 1, got {write_batch}")
+        if write_batch > 1 and store_many is None:
+            raise SkewlabInputError("write_batch > 1 needs store_many, to write a batch")
         self.max_entries = max_entries
-        self.hits = self.misses = self.evictions = 0
+        self.write_batch = write_batch
+        self.hits = self.misses = self.evictions = self.pending_hits = self.batches_written = 0
         self._entries: OrderedDict[Any, list] = OrderedDict()  # key -> [group, value, dirty]
+        self._pending: dict[Any, tuple[Any, Any]] = {}  # key -> (group, value)
         self._load = load
         self._store = store
+        self._store_many = store_many
 
     def _make_room(self) -> None:
         """Evict the least recently used entry when full; a dirty one is written back first
-        (if the store fails, the cache is unchanged)."""
+        (if the store fails, the cache is unchanged), or into the write buffer."""
         if len(self._entries) < self.max_entries:
             return
         key, (group, value, dirty) = next(iter(self._entries.items()))
         if dirty:
-            self._store(group, key, value)
+            if self.write_batch > 1:
+                self._pending[key] = (group, value)
+            else:
+                self._store(group, key, value)
         del self._entries[key]
         self.evictions += 1
+        if self.write_batch > 1 and len(self._pending) >= self.write_batch:
+            self._write_pending()
+
+    def _write_pending(self) -> None:
+        if self._pending:
+            self._store_many([(g, key, value) for key, (g, value) in self._pending.items()])
+            self._pending.clear()
+            self.batches_written += 1
 
     def get(self, key_group: Any, key: Any) -> Any:
         entry = self._entries.get(key)
@@ -211,10 +237,16 @@ class WriteBackLru(ValueStateCore):
             self._entries.move_to_end(key)
             self.hits += 1
             return entry[1]
-        self.misses += 1
-        value = self._load(key_group, key)
+        taken = self._pending.pop(key, None) if self._pending else None
+        if taken is not None:  # evicted, not yet written: back into the cache, still dirty
+            self.hits += 1
+            self.pending_hits += 1
+            value, dirty = taken[1], True
+        else:
+            self.misses += 1
+            value, dirty = self._load(key_group, key), False
         self._make_room()
-        self._entries[key] = [key_group, value, False]
+        self._entries[key] = [key_group, value, dirty]
         return value
 
     def put(self, key_group: Any, key: Any, value: Any) -> None:
@@ -223,17 +255,23 @@ class WriteBackLru(ValueStateCore):
             self._entries.move_to_end(key)
             entry[1], entry[2] = value, True
         else:
+            self._pending.pop(key, None)  # the value put supersedes one waiting to be written
             self._make_room()
             self._entries[key] = [key_group, value, True]
 
     def delete(self, key_group: Any, key: Any) -> None:
-        """Drop ``key`` from the cache (the store is the caller's to delete from)."""
+        """Drop ``key`` from the cache and its write buffer (the store is the caller's to
+        delete from)."""
         self._entries.pop(key, None)
+        self._pending.pop(key, None)
 
     def dirty_entries(self, mark_clean: bool = False) -> list[tuple[Any, Any, Any]]:
-        """``[(key_group, key, value)]`` of the entries not yet written back, least recently
-        used first; ``mark_clean=True`` (a checkpoint that writes them) marks them clean."""
-        out = []
+        """``[(key_group, key, value)]`` of the entries not yet written back: the write
+        buffer's, then the cache's least recently used first; ``mark_clean=True`` (a checkpoint
+        that writes them) marks them clean and empties the write buffer."""
+        out = [(g, key, value) for key, (g, value) in self._pending.items()]
+        if mark_clean:
+            self._pending.clear()
         for key, entry in self._entries.items():
             if entry[2]:
                 out.append((entry[0], key, entry[1]))
@@ -243,12 +281,18 @@ class WriteBackLru(ValueStateCore):
 
     @property
     def dirty_count(self) -> int:
-        """Number of entries not yet written back."""
-        return sum(1 for entry in self._entries.values() if entry[2])
+        """Number of entries not yet written back (the write buffer's included)."""
+        return sum(1 for entry in self._entries.values() if entry[2]) + len(self._pending)
+
+    @property
+    def pending_count(self) -> int:
+        """Number of evicted entries waiting in the write buffer."""
+        return len(self._pending)
 
     def clear(self) -> None:
-        """Drop every entry, dirty or not (as a failure would)."""
+        """Drop every entry, dirty or not, and the write buffer (as a failure would)."""
         self._entries.clear()
+        self._pending.clear()
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -4,8 +4,8 @@ The buffer is operator-level (one per subtask, for all its keys), flushed when i
 ``max_count`` records or every ``trigger_interval_ms``; per-key order is kept because a key's
 records never leave their subtask. Three buffers (:mod:`skewlab.operators.buffers`): ``list``
 (the seed's ``Vector`` per key, reduced at flush), ``preaggregate`` (one running state per key)
-and ``vectorized`` (Arrow slices, hashes computed by Spark, registers folded with numpy --
-identical registers).
+and ``vectorized`` (Arrow slices of the single-view registers folded with numpy -- identical
+registers). Like every keyed strategy, all three start from the same upstream map.
 
 Example::
 
@@ -20,16 +20,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
-from skewlab.aggregates.hll import spark_register_columns
-from skewlab.operators.buffers import (
-    BUFFER_KINDS,
-    BUFFERS,
-    USER_RANK,
-    USER_REGISTER,
-    VIEW_RANK,
-    VIEW_REGISTER,
-)
-from skewlab.strategies.keyed import run_single_stage, with_seq
+from skewlab.operators.buffers import BUFFER_KINDS, BUFFERS
+from skewlab.strategies.keyed import run_single_stage
 from skewlab.strategies.parameters import KeyedStateParameters
 from skewlab.validation import check_choice, check_number, check_whole
 
@@ -56,11 +48,6 @@ class Buffered(KeyedStateParameters):
         check_choice("buffer (--buffer)", self.buffer, BUFFER_KINDS)
 
     def run(self, spark, views, job):
-        views, extra = with_seq(views), ()
-        if self.buffer == "vectorized":
-            views, extra = self._with_register_columns(views), (
-                VIEW_REGISTER, VIEW_RANK, USER_REGISTER, USER_RANK
-            )  # fmt: skip
         operator = partial(
             BUFFERS[self.buffer],
             state_backend=self.state_backend(),
@@ -68,20 +55,4 @@ class Buffered(KeyedStateParameters):
             trigger_interval_ms=self.trigger_interval_ms,
             precision=self.precision,
         )
-        return run_single_stage(spark, views, self, job, operator, extra_input=extra, buffers=True)
-
-    def _with_register_columns(self, views):
-        """Each view's register index and rank in both sketches, computed by Spark; the user
-        sketch's registers sit after the view sketch's in a key's slot."""
-        from pyspark.sql import functions as F
-
-        m = 1 << self.precision
-        v_idx, v_rank = spark_register_columns(F.xxhash64("view_id"), self.precision)
-        u_idx, u_rank = spark_register_columns(F.xxhash64("user_id"), self.precision)
-        return views.select(
-            "*",
-            v_idx.alias(VIEW_REGISTER),
-            v_rank.alias(VIEW_RANK),
-            (u_idx + F.lit(m)).alias(USER_REGISTER),
-            u_rank.alias(USER_RANK),
-        )
+        return run_single_stage(spark, views, self, job, operator, buffers=True)

@@ -86,6 +86,7 @@ class CountJob:
 
     strategy: str
     cache_entries: int = 1000
+    write_batch: int = 1
     emit: str = "end"
     checkpoint_interval_ms: float | None = None
     sink: str = "collect"
@@ -97,6 +98,12 @@ class CountJob:
         check_choice("emit", self.emit, EMITS)
         if self.strategy == "cached":
             check_whole("cache size", self.cache_entries, 0)
+        check_whole("write batch (evictions per write-back)", self.write_batch, 1)
+        if self.write_batch > 1 and self.strategy != "cached":
+            raise SkewlabInputError(
+                f"write batch {self.write_batch} batches a cache's write-backs: only the "
+                f"'cached' strategy has one, not {self.strategy!r}"
+            )
         if self.input_order is not None:
             check_choice("input order", self.input_order, INPUT_ORDERS)
         if self.checkpoint_interval_ms is not None:
@@ -115,7 +122,11 @@ class CountJob:
             cache = self.cache_entries if self.strategy == "cached" else None
             return partial(
                 KeyedCount,
-                state_backend=StateBackend(self.strategy, max_entries=cache),
+                state_backend=StateBackend(
+                    self.strategy,
+                    max_entries=cache,
+                    write_batch=self.write_batch if cache else 1,
+                ),
                 emit=self.emit,
                 checkpoint_interval_ms=self.checkpoint_interval_ms,
                 sink=self.sink,
@@ -131,7 +142,10 @@ class CountRun:
 
     ``operator_seconds`` is the time spent inside the operators, summed over subtasks (what
     Flink's operator metrics show); ``wall_seconds`` the Spark job's (records routed, shuffled,
-    sorted where asked, replayed through the operators, results collected).
+    sorted where asked, replayed through the operators, results collected). ``spark_sql`` has
+    no Python operator: its ``operator_seconds`` is ``None``. ``peak_memory_bytes`` is the
+    largest subtask's traced peak when the run traced memory, else ``None``;
+    ``operator_inputs`` the input columns the operators were handed.
     """
 
     strategy: str
@@ -151,7 +165,10 @@ class CountRun:
     cache_hits: int | None = None
     cache_misses: int | None = None
     checkpoints: int | None = None
-    hit_ratio_per_interval: list[tuple[float, float | None]] = field(default_factory=list)
+    hit_ratio_per_interval: list[tuple[float, float | None, float]] = field(default_factory=list)
+    operator_inputs: list[str] = field(default_factory=list)
+    records_emitted: int | None = None
+    emissions_match: bool | None = None
 
     @property
     def keys(self) -> int:
@@ -198,24 +215,30 @@ class CountRun:
             "state_reads": self.state_reads,
             "state_writes": self.state_writes,
             "checkpoints": self.checkpoints,
+            "operator_inputs": self.operator_inputs,
+            "records_emitted": self.records_emitted,
+            "emissions_match": self.emissions_match,
         }
 
 
-def hit_ratio_gauge(samples: Iterable[tuple[float, float | None]]) -> float | None:
-    """FLIP-325's ``stateCacheHitRatio`` gauge: the hit ratio averaged over per-second samples.
+def hit_ratio_gauge(samples: Iterable[tuple[float, float | None, float]]) -> float | None:
+    """FLIP-325's ``stateCacheHitRatio`` gauge over a run: the hit ratio of each checkpoint
+    interval, weighted by how long the interval lasted (a last, partial interval of 0.3 s
+    weighs 0.3 of a whole second).
 
-    ``samples`` are ``(seconds since start, hit ratio of the interval)``, as a cached
-    :class:`~skewlab.operators.count.KeyedCount` records them at every checkpoint.
+    ``samples`` are ``(seconds since start, hit ratio of the interval, interval seconds)``, as a
+    cached :class:`~skewlab.operators.count.KeyedCount` records them at every checkpoint.
 
     Example::
 
-        >>> hit_ratio_gauge([(1.0, 0.5), (2.0, 0.5), (2.3, 1.0)])
-        0.6666666666666666
+        >>> hit_ratio_gauge([(1.0, 0.5, 1.0), (2.0, 0.5, 1.0), (2.5, 1.0, 0.5)])
+        0.6
         >>> hit_ratio_gauge([]) is None
         True
     """
-    values = [v for _, v in samples if v is not None]
-    return sum(values) / len(values) if values else None
+    weighted = [(v, d) for _, v, d in samples if v is not None and d > 0]
+    seconds = sum(d for _, d in weighted)
+    return sum(v * d for v, d in weighted) / seconds if seconds else None
 
 
 def run_count(
@@ -227,10 +250,12 @@ def run_count(
     max_parallelism: int | None = None,
     key_type: str | None = None,
     cache_entries: int = 1000,
+    write_batch: int = 1,
     emit: str = "end",
     checkpoint_interval_ms: float | None = None,
     sink: str = "collect",
     input_order: str | None = None,
+    trace_memory: bool = False,
 ) -> CountRun:
     """Count the records of ``df`` per ``word`` with ``strategy`` (see :data:`COUNT_STRATEGIES`).
 
@@ -238,6 +263,10 @@ def run_count(
     ``seq`` column (arrival order). ``input_order`` defaults to ``arrival`` for the keyed
     strategies and ``key`` for ``sort_group`` / ``sorted``; a sorted strategy run in
     ``arrival`` order fails with :class:`~skewlab.errors.UnsortedInputError` (Spark wraps it).
+    ``write_batch`` (``cached`` only) writes the cache's evicted dirty entries back that many
+    at a time, in one RocksDB write batch (1: one at a time, as FLIP-325).
+    ``trace_memory`` traces each subtask's Python allocations for ``peak_memory_bytes``
+    (:mod:`skewlab.engine.memory`); it slows the run, so a timed run leaves it off.
     Bad parameters raise :class:`~skewlab.errors.SkewlabInputError` before Spark starts work.
 
     Example::
@@ -248,6 +277,7 @@ def run_count(
     count = CountJob(
         strategy=strategy,
         cache_entries=cache_entries,
+        write_batch=write_batch,
         emit=emit,
         checkpoint_interval_ms=checkpoint_interval_ms,
         sink=sink,
@@ -256,7 +286,10 @@ def run_count(
     spark_key, key_type = _count_input_type(df, key_type)
     spark = spark or df.sparkSession
     job = JobConfig(
-        parallelism=parallelism, max_parallelism=max_parallelism, latency_profile=None
+        parallelism=parallelism,
+        max_parallelism=max_parallelism,
+        latency_profile=None,
+        trace_memory=trace_memory,
     ).resolved(spark.sparkContext.defaultParallelism)
     if strategy == "spark_sql":
         return _spark_sql_count(df, key_type, job, sink)
@@ -312,6 +345,7 @@ def _fold_count(count: CountJob, key_type: str, job: JobConfig, out: StageOutput
     cached = count.strategy == "cached"
     stateful = count.strategy != "sort_group"
     gauge = sorted(tuple(g) for s in states for g in s.get("hit_ratio_per_interval") or [])
+    emitting = count.emit == "record" and keyed
     records, rejected = sum(m.records_in for m in metrics), sum(m.records_rejected for m in metrics)
     return CountRun(
         strategy=count.strategy,
@@ -322,7 +356,9 @@ def _fold_count(count: CountJob, key_type: str, job: JobConfig, out: StageOutput
         wall_seconds=out.wall_seconds,
         operator_seconds=sum(m.operator_ns for m in metrics) / 1e9,
         operator_cpu_seconds=total("cpu_ns") / 1e9,
-        peak_memory_bytes=max((m.peak_memory_bytes for m in metrics), default=0),
+        peak_memory_bytes=max((m.peak_memory_bytes for m in metrics), default=0)
+        if job.trace_memory
+        else None,
         digest=digest,
         counts=counts,
         cache_entries=count.cache_entries if cached else None,
@@ -332,6 +368,9 @@ def _fold_count(count: CountJob, key_type: str, job: JobConfig, out: StageOutput
         cache_misses=total("cache_misses") if cached else None,
         checkpoints=total("checkpoints") if keyed else None,
         hit_ratio_per_interval=gauge,
+        operator_inputs=sorted({c for m in metrics for c in m.inputs}),
+        records_emitted=total("records_emitted") if emitting else None,
+        emissions_match=all(s.get("emissions_match") for s in states) if emitting else None,
     )
 
 

@@ -1,25 +1,37 @@
-"""What the keyed view strategies share: the views' arrival order, one final stage, the fold.
+"""What the keyed view strategies share: the views' arrival order and the upstream map, one
+final stage, the fold.
+
+Every keyed strategy reads the same input columns (:data:`VIEW_INPUT`): the arrival order and
+each view's single-view state, computed by Spark before ``keyBy``
+(:func:`~skewlab.aggregates.stats_state.with_single_view_states`: the seed's
+``.map(StatsState.fromView(_))``). What differs between strategies is only what their operators
+do with them.
 
 Example::
 
     >>> VIEW_INPUT
-    ('seq', 'view_id', 'user_id')
+    ('seq', '_view_register', '_view_rank', '_user_register', '_user_rank')
 """
 
 from __future__ import annotations
 
 from skewlab.aggregates.digest import result_digest
-from skewlab.aggregates.stats_state import StatsSerializer, StatsState
+from skewlab.aggregates.stats_state import (
+    SINGLE_VIEW_COLUMNS,
+    StatsSerializer,
+    StatsState,
+    with_single_view_states,
+)
 from skewlab.engine.config import JobConfig
 from skewlab.engine.job import StageOutput, collect_stage, run_stage
 from skewlab.engine.metrics import fold_metrics
 from skewlab.engine.stage import StageSpec
 from skewlab.strategies.parameters import StrategyParameters
 
-__all__ = ["VIEW_INPUT", "fold", "run_single_stage", "with_seq"]
+__all__ = ["VIEW_INPUT", "fold", "run_single_stage", "upstream", "with_seq"]
 
-#: The view columns every keyed strategy reads besides the key.
-VIEW_INPUT = ("seq", "view_id", "user_id")
+#: The input columns every keyed strategy reads besides the key.
+VIEW_INPUT = ("seq", *SINGLE_VIEW_COLUMNS)
 
 
 def with_seq(views):
@@ -31,6 +43,12 @@ def with_seq(views):
     return views.withColumn("seq", F.monotonically_increasing_id())
 
 
+def upstream(views, params: StrategyParameters):
+    """What every keyed strategy's first stage reads: the views with their arrival order and
+    their single-view states (the upstream map), at the strategy's precision."""
+    return with_single_view_states(with_seq(views), params.precision)
+
+
 def run_single_stage(
     spark,
     views,
@@ -39,11 +57,10 @@ def run_single_stage(
     operator,
     *,
     order_by=("seq",),
-    extra_input=(),
     buffers: bool = False,
 ):
-    """``keyBy(tweet_id)`` then ``operator``, ending with the seed's ``.map(_.toStats)``;
-    returns ``(RunResult, results)``."""
+    """The upstream map, ``keyBy(tweet_id)``, then ``operator``, ending with the seed's
+    ``.map(_.toStats)``; returns ``(RunResult, results)``."""
     stage = StageSpec(
         name="1:" + params.name,
         key_col="tweet_id",
@@ -51,10 +68,10 @@ def run_single_stage(
         final=True,
         serializer=StatsSerializer,
         order_by=order_by,
-        input_columns=(*VIEW_INPUT, *extra_input),
+        input_columns=VIEW_INPUT,
         output_map=StatsState.to_stats,
     )
-    out = collect_stage(run_stage(with_seq(views), spark, stage, job), StatsSerializer)
+    out = collect_stage(run_stage(upstream(views, params), spark, stage, job), StatsSerializer)
     return fold(params, job, out, buffers=buffers), out.results
 
 

@@ -29,7 +29,7 @@ from skewlab.engine.job import collect_stage, run_stage
 from skewlab.engine.stage import StageSpec
 from skewlab.operators.reduce import KeyedReduce, PartialsReduce
 from skewlab.operators.running_count import SALT, SALTED_KEY
-from skewlab.strategies.keyed import VIEW_INPUT, fold, with_seq
+from skewlab.strategies.keyed import VIEW_INPUT, fold, upstream
 from skewlab.strategies.parameters import KeyedStateParameters
 from skewlab.validation import check_whole
 
@@ -65,7 +65,7 @@ class Salted(KeyedStateParameters):
         check_whole("salt_buckets (--salt-buckets)", self.salt_buckets, 1)
 
     def run(self, spark, views, job):
-        views = with_salt(with_seq(views), "tweet_id", "view_id", self.salt_buckets)
+        views = with_salt(upstream(views, self), "tweet_id", "view_id", self.salt_buckets)
         backend = self.state_backend()
         partials = StageSpec(
             name="1:salted-partial",

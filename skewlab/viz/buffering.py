@@ -10,7 +10,7 @@ Example::
     >>> import pandas as pd
     >>> rows = pd.DataFrame({
     ...     "cardinality": [1000, 1000, 20, 20], "strategy": ["naive", "buffered"] * 2,
-    ...     "run": [0] * 4, "operator_records_per_second": [4e4, 8e4, 2e4, 1e6]})
+    ...     "run": [0] * 4, "job_records_per_second_net_of_startup": [4e4, 8e4, 2e4, 1e6]})
     >>> fig = throughput_figure(rows)
     >>> fig.layout.xaxis.type, fig.layout.yaxis.type
     ('log', 'log')
@@ -24,19 +24,20 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
-from IPython.display import display
 
 from skewlab.engine.config import JobConfig
-from skewlab.experiments.buffering import SEED_SPEEDUP_AT_20_KEYS
+from skewlab.experiments.buffering import HEADLINE_MEASURE, SEED_SPEEDUP_AT_20_KEYS, SIDES
 from skewlab.experiments.latency_sweep import latency_sweep
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import Buffered, Naive, run_strategy
+from skewlab.viz.explorer import Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
-from skewlab.viz.render import in_report
 
 __all__ = [
     "bench_rows",
     "buffering_explorer",
+    "describe",
+    "describe_latency",
     "latency_figure",
     "median_throughput",
     "show_saved_benchmark",
@@ -48,6 +49,11 @@ CARDINALITIES = (20_000, 10_000, 5_000, 1_000, 500, 100, 50, 20, 10, 5, 2, 1)
 MAX_COUNTS = (10, 100, 1_000, 10_000, 100_000)
 INTERVALS_MS = (10, 20, 50, 100, 200, 500, 1_000)
 _STYLE = {"description_width": "initial"}
+SIDE_LABELS = {
+    "naive": "naive (RocksDB)",
+    "buffered": "buffered, vectorized",
+    "buffered_list": "buffered, the seed's list",
+}
 
 
 def bench_rows(result: Mapping[str, Any] | Any) -> pd.DataFrame:
@@ -65,15 +71,17 @@ def bench_rows(result: Mapping[str, Any] | Any) -> pd.DataFrame:
     return pd.DataFrame(result["rows"])
 
 
-def median_throughput(rows, column: str = "operator_records_per_second"):
-    """Median of ``column`` per (cardinality, strategy), one column per strategy, and the
-    ``speedup`` (buffered / naive). ``rows``: anything :func:`bench_rows` takes.
+def median_throughput(rows, column: str = HEADLINE_MEASURE):
+    """Median of ``column`` per (cardinality, strategy), one column per strategy, and each
+    buffer's speedup over naive (``speedup``: the vectorized buffer; ``speedup_list``: the
+    seed's list buffer). ``rows``: anything :func:`bench_rows` takes; ``column``: the headline
+    (job throughput net of start-up) by default, or ``operator_records_per_second``.
 
     Example::
 
         >>> rows = pd.DataFrame({"cardinality": [20, 20], "strategy": ["naive", "buffered"],
         ...                      "operator_records_per_second": [1.0, 45.0]})
-        >>> median_throughput(rows)["speedup"].tolist()
+        >>> median_throughput(rows, "operator_records_per_second")["speedup"].tolist()
         [45.0]
     """
     table = (
@@ -82,29 +90,32 @@ def median_throughput(rows, column: str = "operator_records_per_second"):
         .sort_index(ascending=False)
     )
     table.columns.name = None
-    if {"naive", "buffered"} <= set(table.columns):
-        table["speedup"] = table["buffered"] / table["naive"]
+    for side, name in (("buffered", "speedup"), ("buffered_list", "speedup_list")):
+        if {"naive", side} <= set(table.columns):
+            table[name] = table[side] / table["naive"]
     return table.reset_index()
 
 
 def throughput_figure(
     result,
     *,
-    column: str = "operator_records_per_second",
-    title: str = "Throughput vs key cardinality (naive RocksDB vs buffered)",
+    column: str = HEADLINE_MEASURE,
+    title: str = "Job throughput vs key cardinality (naive RocksDB vs buffered)",
 ) -> go.Figure:
     """Seed 000's figure: records/s against the number of distinct tweets, log-log axes.
 
-    Lines through the medians per strategy; every run as a faint dot. ``result``: see
-    :func:`bench_rows`. ``column``: ``operator_records_per_second`` (time inside the operators)
-    or ``e2e_records_per_second`` (job wall time).
+    Lines through the medians per side; every run as a faint dot. ``result``: see
+    :func:`bench_rows`. ``column``: the headline, job throughput net of start-up (default),
+    ``operator_records_per_second`` (time inside the operators) or ``e2e_records_per_second``
+    (raw job wall time).
     """
     rows = bench_rows(result)
     medians = median_throughput(rows, column)
     fig = go.Figure()
-    for strategy in [s for s in ("naive", "buffered") if s in medians.columns]:
+    for strategy in [s for s in SIDES if s in medians.columns]:
         runs = rows[rows["strategy"] == strategy]
         color = COLORS.get(strategy)
+        dash = "dot" if strategy == "buffered_list" else "solid"
         fig.add_trace(
             go.Scatter(
                 x=runs["cardinality"],
@@ -121,12 +132,15 @@ def throughput_figure(
                 x=medians["cardinality"],
                 y=medians[strategy],
                 mode="lines+markers",
-                line={"color": color},
-                name=f"{strategy} (median)",
+                line={"color": color, "dash": dash},
+                name=f"{SIDE_LABELS.get(strategy, strategy)} (median)",
                 hovertemplate="%{x} keys: %{y:,.0f} rec/s<extra></extra>",
             )
         )
-    label = "operator" if column.startswith("operator") else "end-to-end"
+    label = {
+        HEADLINE_MEASURE: "job (net of start-up)",
+        "operator_records_per_second": "operator",
+    }.get(column, "job")
     fig.update_layout(
         title=title,
         template=TEMPLATE,
@@ -137,26 +151,35 @@ def throughput_figure(
     return fig
 
 
-def speedup_figure(result, *, title: str = "Buffered / naive throughput") -> go.Figure:
-    """The median speedup per key cardinality (log x), with the seed's ~45x at 20 keys."""
-    medians = median_throughput(bench_rows(result))
-    fig = go.Figure(
-        go.Scatter(
-            x=medians["cardinality"],
-            y=medians["speedup"],
-            mode="lines+markers",
-            name="measured (median)",
-            line={"color": COLORS["buffered"]},
-            hovertemplate="%{x} keys: %{y:.1f}x<extra></extra>",
-        )
-    )
+def speedup_figure(
+    result, *, column: str = HEADLINE_MEASURE, title: str = "Buffered / naive job throughput"
+) -> go.Figure:
+    """The median speedup per key cardinality (log x) of each buffer, with the seed's ~45x at
+    20 keys."""
+    medians = median_throughput(bench_rows(result), column)
+    fig = go.Figure()
+    for name, side, dash in (
+        ("speedup", "buffered", "solid"),
+        ("speedup_list", "buffered_list", "dot"),
+    ):
+        if name in medians.columns:
+            fig.add_trace(
+                go.Scatter(
+                    x=medians["cardinality"],
+                    y=medians[name],
+                    mode="lines+markers",
+                    name=f"{SIDE_LABELS[side]} (median)",
+                    line={"color": COLORS["buffered"], "dash": dash},
+                    hovertemplate="%{x} keys: %{y:.1f}x<extra></extra>",
+                )
+            )
     fig.add_trace(
         go.Scatter(
             x=[20],
             y=[SEED_SPEEDUP_AT_20_KEYS],
             mode="markers",
-            marker={"symbol": "star", "size": 14, "color": "#2ca02c"},
-            name="seed 000: ~45x at 20 keys",
+            marker={"symbol": "star", "size": 14, "color": COLORS["seed"]},
+            name="seed 000: ~45x at 20 keys (the article's figure)",
         )
     )
     fig.add_hline(y=1, line={"dash": "dot", "color": "#888"})
@@ -225,6 +248,73 @@ def latency_figure(
     return fig
 
 
+def describe(result) -> str:
+    """A sentence of what this run measured at the fewest keys it ran with 20 or more, and the
+    seed's figure named as the seed's.
+
+    Example::
+
+        >>> summary = {"runs": 5, "by_cardinality": [{"cardinality": 20, "speedup": 30.0,
+        ...     "speedup_list": 4.0, "operator_speedup": 60.0, "operator_speedup_list": 5.0}]}
+        >>> print(describe({"summary": summary, "rows": []}))
+        Measured here (median of 5 runs): at 20 keys the vectorized buffer's job throughput is 30.0x naive's and the seed's list buffer's 4.0x; inside the operators alone, 60.0x and 5.0x. The article's figure at 20 keys: ~45x.
+    """  # noqa: E501
+    summary = result["summary"] if isinstance(result, Mapping) else result.summary
+    rows = [t for t in summary["by_cardinality"] if t["cardinality"] >= 20]
+    if not rows:
+        return "No cardinality of 20 keys or more was measured."
+    t = min(rows, key=lambda row: row["cardinality"])
+
+    def x(value) -> str:
+        return "-" if value is None else f"{value:.1f}x"
+
+    return (
+        f"Measured here (median of {summary['runs']} runs): at {t['cardinality']:,} keys the "
+        f"vectorized buffer's job throughput is {x(t['speedup'])} naive's and the seed's list "
+        f"buffer's {x(t['speedup_list'])}; inside the operators alone, "
+        f"{x(t['operator_speedup'])} and {x(t['operator_speedup_list'])}. The article's figure "
+        f"at 20 keys: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x."
+    )
+
+
+def describe_latency(sweep: pd.DataFrame) -> str:
+    """A sentence of what a latency sweep (:func:`~skewlab.experiments.latency_sweep.
+    latency_sweep`) measured: the naive reduce's median latency, and the buffer's median and
+    p99 with its number of flushes at the shortest and the longest trigger interval.
+
+    Example::
+
+        >>> sweep = pd.DataFrame({"strategy": ["naive", "buffered", "buffered"],
+        ...     "trigger_interval_ms": [float("nan"), 10.0, 500.0], "source_rate": [2000] * 3,
+        ...     "latency_p50_ms": [0.2, 5.1, 250.0], "latency_p99_ms": [0.9, 9.8, 495.0],
+        ...     "buffer_flushes": [None, 1000, 20]})
+        >>> print(describe_latency(sweep))
+        Measured here (a source paced at 2,000 records/s): the naive reduce's median latency 0.2 ms; the buffer's median 5.1 ms (p99 9.8 ms, 1,000 flushes) at a 10 ms trigger interval and 250.0 ms (p99 495.0 ms, 20 flushes) at 500 ms.
+    """  # noqa: E501
+    buffered = sweep[sweep["strategy"] == "buffered"].sort_values("trigger_interval_ms")
+    naive = sweep[sweep["strategy"] == "naive"]
+    if buffered.empty:
+        return "No buffered run in this sweep."
+    rate = float(sweep["source_rate"].iloc[0])
+
+    def at(row) -> str:
+        return (
+            f"{row.latency_p50_ms:.1f} ms (p99 {row.latency_p99_ms:.1f} ms, "
+            f"{int(row.buffer_flushes):,} flushes)"
+        )
+
+    first, last = buffered.iloc[0], buffered.iloc[-1]
+    text = f"Measured here (a source paced at {rate:,.0f} records/s): "
+    if not naive.empty:
+        text += f"the naive reduce's median latency {naive.iloc[0].latency_p50_ms:.1f} ms; "
+    text += (
+        f"the buffer's median {at(first)} at a {first.trigger_interval_ms:g} ms trigger interval"
+    )
+    if len(buffered) > 1:
+        text += f" and {at(last)} at {last.trigger_interval_ms:g} ms"
+    return text + "."
+
+
 def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
     """Show a saved buffering benchmark (``latest_result("buffering")``), or say there is none.
 
@@ -240,15 +330,19 @@ def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
         print("no saved result yet: run `skewlab bench buffering --profile full`")
         return None
     summary = saved["summary"]
+    # results saved before skewlab measured job throughput carry operator throughput only
+    measure = summary.get("headline_measure", "operator_records_per_second")
     at_20 = summary.get("speedup_at_20_keys")
     cards = len(summary.get("by_cardinality", []))
     print(
         f"{cards} cardinalities, {summary['runs']} run(s) each; speedup at 20 keys: "
         + (f"{at_20:.1f}x" if at_20 else "not measured")
-        + f" (article: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x); all digests match the reference: "
-        + str(summary.get("all_digests_match"))
+        + f" in {measure} (the article's figure: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x); all digests "
+        + f"match the reference: {summary.get('all_digests_match')}"
     )
-    fig = throughput_figure(saved, title="Saved benchmark: throughput vs key cardinality")
+    fig = throughput_figure(
+        saved, column=measure, title="Saved benchmark: throughput vs key cardinality"
+    )
     fig.show()
     return fig
 
@@ -276,76 +370,62 @@ def buffering_explorer(
     paced_views: int = 5_000,
     parallelism: int | None = None,
     seed: int = 1,
-) -> widgets.Widget:
+) -> Explorer:
     """Sliders for key cardinality, ``max_count`` and the trigger interval; *Run* measures.
 
     One click generates ``n_views`` views over ``cardinality`` tweets and runs naive (RocksDB)
-    and buffered as fast as possible (throughput), then buffered again over ``paced_views``
-    views at ``source_rate`` records/s (latency: meaningful only with a paced source).
-    """
-    card = _select("distinct tweets", CARDINALITIES, cardinality)
-    count = _select("max_count", MAX_COUNTS, max_count)
-    interval = _select("trigger interval (ms)", INTERVALS_MS, trigger_interval_ms)
-    button = widgets.Button(description="Run", button_style="primary", icon="play")
-    status = widgets.HTML()
-    out = widgets.Output()
-    box = widgets.VBox([card, count, interval, widgets.HBox([button, status]), out])
-    if in_report():
-        display(box)
-        return box
+    and buffered as fast as possible (job throughput, one run each: a glimpse, not the
+    benchmark), then buffered again over ``paced_views`` views at ``source_rate`` records/s
+    (latency: meaningful only with a paced source).
 
-    def run(_=None) -> None:
-        button.disabled = True
-        status.value = "running on Spark…"
+    Example::
+
+        >>> explorer = buffering_explorer(spark, n_views=20_000, n_users=5_000)  # doctest: +SKIP
+        >>> explorer.update(cardinality=100).figures[0].layout.title.text       # doctest: +SKIP
+    """
+
+    def draw(cardinality: int, max_count: int, trigger_interval_ms: int) -> list:
+        views = generate_views(spark, ViewSpec(n_views, n_users, cardinality, seed=seed)).cache()
+        rows = []
+        job = JobConfig(parallelism=parallelism, latency_profile=None)
+        buffered = Buffered(max_count=max_count, trigger_interval_ms=trigger_interval_ms)
         try:
-            views = generate_views(spark, ViewSpec(n_views, n_users, card.value, seed=seed))
-            views = views.cache()
-            rows = []
-            job = JobConfig(parallelism=parallelism, latency_profile=None)
-            for name, strategy in (
-                ("naive", Naive()),
-                ("buffered", Buffered(max_count=count.value, trigger_interval_ms=interval.value)),
-            ):
+            for name, strategy in (("naive", Naive()), ("buffered", buffered)):
                 result, _ = run_strategy(views, strategy, job, spark)
                 rows.append(
                     {
-                        "cardinality": card.value,
+                        "cardinality": cardinality,
                         "strategy": name,
                         "run": 0,
-                        "operator_records_per_second": result.operator_records_per_second,
+                        "e2e_records_per_second": result.e2e_records_per_second,
                     }
                 )
-            views.unpersist()
-            paced = generate_views(
-                spark, ViewSpec(paced_views, n_users, min(card.value, paced_views), seed=seed)
-            )
-            sweep = latency_sweep(
-                paced,
-                source_rate=source_rate,
-                trigger_intervals=(interval.value,),
-                max_count=count.value,
-                parallelism=parallelism,
-                baseline=True,
-            )
-            frame = pd.DataFrame(rows)
-            speedup = (
-                rows[1]["operator_records_per_second"] / rows[0]["operator_records_per_second"]
-            )
-            fig = throughput_figure(
-                frame, title=f"{card.value:,} tweets: buffered is {speedup:.1f}x naive"
-            )
-            out.clear_output(wait=True)
-            with out:
-                fig.show()
-                latency_figure(sweep).show()
-                display(sweep[["strategy", "trigger_interval_ms", "max_count", "buffer_flushes",
-                               "latency_p50_ms", "latency_p99_ms"]])  # fmt: skip
-            status.value = ""
-        except Exception as exc:  # noqa: BLE001 - shown to the person at the sliders
-            status.value = f"<span style='color:#b00'>{type(exc).__name__}: {exc}</span>"
         finally:
-            button.disabled = False
+            views.unpersist()
+        paced = generate_views(
+            spark, ViewSpec(paced_views, n_users, min(cardinality, paced_views), seed=seed)
+        )
+        sweep = latency_sweep(
+            paced,
+            source_rate=source_rate,
+            trigger_intervals=(trigger_interval_ms,),
+            max_count=max_count,
+            parallelism=parallelism,
+            baseline=True,
+        )
+        speedup = rows[1]["e2e_records_per_second"] / rows[0]["e2e_records_per_second"]
+        fig = throughput_figure(
+            pd.DataFrame(rows),
+            column="e2e_records_per_second",
+            title=f"{cardinality:,} tweets: buffered's job throughput is {speedup:.1f}x naive's",
+        )
+        columns = ["strategy", "trigger_interval_ms", "max_count", "buffer_flushes",
+                   "latency_p50_ms", "latency_p99_ms"]  # fmt: skip
+        return [fig, latency_figure(sweep), sweep[columns]]
 
-    button.on_click(run)
-    display(box)
-    return box
+    controls = {
+        "cardinality": _select("distinct tweets", CARDINALITIES, cardinality),
+        "max_count": _select("max_count", MAX_COUNTS, max_count),
+        "trigger_interval_ms": _select("trigger interval (ms)", INTERVALS_MS, trigger_interval_ms),
+    }
+    return Explorer(controls, draw, run_button=True).start()

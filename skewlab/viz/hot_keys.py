@@ -15,11 +15,10 @@ from collections.abc import Mapping
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
-from IPython.display import display
 
 from skewlab.inputs.views import ViewSpec, generate_views, key_load
+from skewlab.viz.explorer import Explorer
 from skewlab.viz.palette import TEMPLATE
-from skewlab.viz.render import in_report
 
 __all__ = ["key_load_figure", "skew_explorer", "subtask_load_figure"]
 
@@ -75,12 +74,31 @@ def skew_explorer(
     n_tweets: int,
     seed: int = 0,
     skew: float = 1.1,
-) -> widgets.Widget:
+) -> Explorer:
     """A Zipf-skew slider that regenerates the views in Spark and redraws the per-key load.
 
     The uniform curve is drawn once as the reference; each slider release generates
     ``n_views`` Zipf views with the new exponent. In a report the control is shown inert.
-    """
+
+    Example::
+
+        >>> explorer = skew_explorer(spark, n_views=10_000, n_users=500, n_tweets=200)  # doctest: +SKIP
+        >>> explorer.update(skew=2.0).figures[0].layout.title.text                     # doctest: +SKIP
+        'Records per tweet — hottest tweet carries 61.2% of views'
+    """  # noqa: E501
+    uniform: list = []  # drawn once, on the first redraw
+
+    def draw(skew: float) -> list:
+        if not uniform:
+            spec = ViewSpec(n_views, n_users, n_tweets, seed=seed)
+            uniform.append(key_load(generate_views(spark, spec)))
+        spec = ViewSpec(n_views, n_users, n_tweets, "zipf", float(skew), seed)
+        zipf = key_load(generate_views(spark, spec))
+        top = zipf["share"].iloc[0] if len(zipf) else 0.0
+        fig = key_load_figure({"uniform": uniform[0], f"zipf s={skew:g}": zipf})
+        fig.update_layout(title=f"Records per tweet — hottest tweet carries {top:.1%} of views")
+        return [fig]
+
     slider = widgets.FloatSlider(
         value=skew,
         min=0.1,
@@ -90,24 +108,4 @@ def skew_explorer(
         continuous_update=False,
         style={"description_width": "initial"},
     )
-    out = widgets.Output()
-    box = widgets.VBox([slider, out])
-    if in_report():
-        display(box)
-        return box
-    uniform = key_load(generate_views(spark, ViewSpec(n_views, n_users, n_tweets, seed=seed)))
-
-    def redraw(change=None) -> None:
-        spec = ViewSpec(n_views, n_users, n_tweets, "zipf", float(slider.value), seed)
-        zipf = key_load(generate_views(spark, spec))
-        top = zipf["share"].iloc[0] if len(zipf) else 0.0
-        fig = key_load_figure({"uniform": uniform, f"zipf s={slider.value:g}": zipf})
-        fig.update_layout(title=f"Records per tweet — hottest tweet carries {top:.1%} of views")
-        out.clear_output(wait=True)
-        with out:
-            fig.show()
-
-    slider.observe(redraw, names="value")
-    redraw()
-    display(box)
-    return box
+    return Explorer({"skew": slider}, draw).start()

@@ -35,7 +35,6 @@ from skewlab.iomodel.model import (
 )
 from skewlab.iomodel.profiles import FIO_BUCKET_UPPER_US, LatencyProfile, bucket_label
 from skewlab.viz.palette import COLORS, DIRECTION_COLORS, TEMPLATE
-from skewlab.viz.render import in_report
 
 __all__ = [
     "arithmetic_steps",
@@ -211,9 +210,7 @@ def ceiling_explorer(
     run_length: int = DEFAULT_RUN_LENGTH,
 ) -> Any:
     """Sliders (read latency, write latency, buffer size per key, cache hit ratio, run length)
-    driving :func:`ceiling_figure` live: a ``plotly.graph_objects.FigureWidget`` updated by
-    ``ipywidgets.interactive``. Where ``FigureWidget`` is unavailable (plotly 6+ needs the
-    ``anywidget`` package for it), the figure is redrawn with ``fig.show()`` instead.
+    redrawing :func:`ceiling_figure` as they move (an :class:`~skewlab.viz.explorer.Explorer`).
 
     The hit-ratio slider stops at 0.99: at 1.0 nothing reaches the disk and the ceiling is
     unbounded.
@@ -221,35 +218,19 @@ def ceiling_explorer(
     Example::
 
         >>> from skewlab.iomodel.profiles import load_profile
-        >>> ceiling_explorer(load_profile("ebs-article"))  # doctest: +SKIP
+        >>> explorer = ceiling_explorer(load_profile("ebs-article"))
+        >>> explorer.update(buffer_size=500).figures[0].layout.title.text
+        'Per-key ceiling at read 6,161 us, write 7,708 us'
     """
     import ipywidgets as widgets
 
-    fig = ceiling_figure(
-        profile.read.mean_us,
-        profile.write.mean_us,
-        buffer_size,
-        hit_ratio,
-        run_length,
-        title=f"Per-key ceiling, starting from {profile.name}",
-    )
-    try:
-        live = go.FigureWidget(fig)
-    except ImportError:
-        live = None
+    from skewlab.viz.explorer import Explorer
 
-    def update(
+    def draw(
         read_us: float, write_us: float, buffer_size: int, hit_ratio: float, run_length: int
-    ) -> None:
-        labels, values = _ceilings(read_us, write_us, buffer_size, hit_ratio, run_length)
-        ys, texts = _bar_values(values)
+    ) -> list:
         title = f"Per-key ceiling at read {read_us:,.0f} us, write {write_us:,.0f} us"
-        if live is not None:
-            with live.batch_update():
-                live.data[0].x, live.data[0].y, live.data[0].text = labels, ys, texts
-                live.layout.title.text = title
-        elif not in_report():
-            ceiling_figure(read_us, write_us, buffer_size, hit_ratio, run_length, title).show()
+        return [ceiling_figure(read_us, write_us, buffer_size, hit_ratio, run_length, title)]
 
     style = {"description_width": "12rem"}
     layout = widgets.Layout(width="40rem")
@@ -265,22 +246,22 @@ def ceiling_explorer(
             readout_format=",.0f",
             style=style,
             layout=layout,
-            continuous_update=True,
+            continuous_update=False,
         )
 
-    ui = widgets.interactive(
-        update,
-        read_us=log_slider("read latency (us)", profile.read.mean_us),
-        write_us=log_slider("write latency (us)", profile.write.mean_us),
-        buffer_size=widgets.IntSlider(
+    controls = {
+        "read_us": log_slider("read latency (us)", profile.read.mean_us),
+        "write_us": log_slider("write latency (us)", profile.write.mean_us),
+        "buffer_size": widgets.IntSlider(
             value=buffer_size,
             min=1,
             max=max(1000, buffer_size),
             description="buffer size per key",
             style=style,
             layout=layout,
+            continuous_update=False,
         ),
-        hit_ratio=widgets.FloatSlider(
+        "hit_ratio": widgets.FloatSlider(
             value=min(hit_ratio, 0.99),
             min=0.0,
             max=0.99,
@@ -288,17 +269,19 @@ def ceiling_explorer(
             description="cache hit ratio",
             style=style,
             layout=layout,
+            continuous_update=False,
         ),
-        run_length=widgets.IntSlider(
+        "run_length": widgets.IntSlider(
             value=run_length,
             min=1,
             max=max(1000, run_length),
             description="sorted run length",
             style=style,
             layout=layout,
+            continuous_update=False,
         ),
-    )
-    return ui if live is None else widgets.VBox([ui, live])
+    }
+    return Explorer(controls, draw).start()
 
 
 def ceiling_curve(

@@ -15,11 +15,10 @@ from __future__ import annotations
 import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
-from IPython.display import display
 
 from skewlab.experiments.salting import salted_counter
+from skewlab.viz.explorer import Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
-from skewlab.viz.render import in_report
 
 __all__ = ["double_count_figure", "order_figure", "salting_explorer"]
 
@@ -90,14 +89,24 @@ def order_figure(
     return fig
 
 
-def salting_explorer(
-    views, *, salt_buckets: int = 4, parallelism: int | None = 2
-) -> widgets.Widget:
+def salting_explorer(views, *, salt_buckets: int = 4, parallelism: int | None = 2) -> Explorer:
     """A salt-buckets slider: each release reruns the salted counter and redraws the counts.
 
     More buckets spread a hot key further, and each sub-key carries fewer records -- so the
     seed's sum of running partials over-counts less, yet never becomes right.
+
+    Example::
+
+        >>> explorer = salting_explorer(views)                        # doctest: +SKIP
+        >>> explorer.update(salt_buckets=16).figures[0].layout.title.text  # doctest: +SKIP
     """
+
+    def draw(salt_buckets: int) -> list:
+        table = salted_counter(views, salt_buckets=int(salt_buckets), parallelism=parallelism).table
+        worst = table["over_count"].max()
+        title = f"{salt_buckets} salt buckets: the seed's sum is up to {worst:.1f}x"
+        return [double_count_figure(table, title=title), table]
+
     slider = widgets.IntSlider(
         value=salt_buckets,
         min=1,
@@ -106,25 +115,4 @@ def salting_explorer(
         continuous_update=False,
         style=_STYLE,
     )
-    out = widgets.Output()
-    box = widgets.VBox([slider, out])
-    if in_report():
-        display(box)
-        return box
-
-    def redraw(change=None) -> None:
-        result = salted_counter(views, salt_buckets=int(slider.value), parallelism=parallelism)
-        table = result.table
-        worst = table["over_count"].max()
-        fig = double_count_figure(
-            table, title=f"{slider.value} salt buckets: the seed's sum is up to {worst:.1f}x"
-        )
-        out.clear_output(wait=True)
-        with out:
-            fig.show()
-            display(table)
-
-    slider.observe(redraw, names="value")
-    redraw()
-    display(box)
-    return box
+    return Explorer({"salt_buckets": slider}, draw).start()

@@ -14,16 +14,20 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from skewlab.experiments.sorted_input import HEADLINE_MEASURE, ratio_spread
 from skewlab.inputs.wordcount import wordcount_input
 from skewlab.strategies.count import run_count
 from skewlab.viz.palette import COLORS, LABELS, TEMPLATE
 
 __all__ = [
+    "describe",
+    "describe_value_state",
     "memory_by_k_figure",
     "strategy_table",
     "strategy_time_figure",
@@ -34,28 +38,28 @@ __all__ = [
 
 
 def strategy_table(result) -> pd.DataFrame:
-    """Seconds, records/s and peak memory per strategy, beside the seed's milliseconds."""
-    sorted_row = next((t for t in result.summary["by_strategy"] if t["strategy"] == "sorted"), {})
-    seed_sorted = sorted_row.get("seed_ms")
+    """Per strategy: job seconds (the headline, median [min, max]) and the breakdown beside
+    it, each strategy's time over sorted input's (per run, median), beside the seed's."""
+    s = result.summary
     rows = []
-    for t in result.summary["by_strategy"]:
-        mem = t["peak_memory_bytes"]
+    by_name = {t["strategy"]: t for t in s["by_strategy"]}
+    seed_sorted = by_name.get("sorted", {}).get("seed_ms")
+    for t in s["by_strategy"]:
+        name, mem = t["strategy"], t["peak_memory_bytes"]
         rows.append(
             {
-                "strategy": LABELS.get(t["strategy"], t["strategy"]),
+                "strategy": LABELS.get(name, name),
                 "key type": t["key_type"],
-                "operator s": t["operator_seconds"],
-                "operator CPU s": t.get("operator_cpu_seconds"),
-                "wall s": t["wall_seconds"],
-                "operator records/s": t["operator_records_per_second"],
-                "peak memory MiB": None if mem is None else mem / 2**20,
-                "x sorted (operator)": _over(
-                    t["operator_seconds"], sorted_row.get("operator_seconds")
-                ),
-                "x sorted (CPU)": _over(
-                    t.get("operator_cpu_seconds"), sorted_row.get("operator_cpu_seconds")
-                ),
-                "x sorted (wall)": _over(t["wall_seconds"], sorted_row.get("wall_seconds")),
+                "input order": t["input_order"],
+                "job s": t["job_seconds"]["median"],
+                "job s (min)": t["job_seconds"]["min"],
+                "job s (max)": t["job_seconds"]["max"],
+                "job records/s": t["job_records_per_second"],
+                "operator CPU s": t["operator_cpu_seconds"]["median"],
+                "operator wall s": t["operator_seconds"]["median"],
+                "traced peak MiB": None if mem is None else mem / 2**20,
+                "x sorted (job)": _x_sorted(result, name, HEADLINE_MEASURE),
+                "x sorted (operator CPU)": _x_sorted(result, name, "operator_cpu_seconds"),
                 "seed ms": t["seed_ms"],
                 "seed x sorted": _over(t["seed_ms"], seed_sorted),
             }
@@ -63,19 +67,39 @@ def strategy_table(result) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _x_sorted(result, strategy: str, field: str) -> float | None:
+    if strategy == "sorted":
+        return 1.0
+    return ratio_spread(result.rows, strategy, "sorted", field)["median"]
+
+
 def _over(a: Any, b: Any) -> float | None:
     return a / b if a is not None and b else None
 
 
 def strategy_time_figure(result) -> go.Figure:
-    """Bars: each strategy's time relative to sorted input -- operator time, job wall time and
-    the seed's job time -- so the three scales compare at a glance."""
+    """Bars: each strategy's job time relative to sorted input's (the headline, with the
+    runs' min and max), its operators' CPU time relative to sorted's, and the seed's."""
     table = strategy_table(result)
     fig = go.Figure()
+    job = [ratio_spread(result.rows, _name(result, label), "sorted") for label in table["strategy"]]
+    fig.add_trace(
+        go.Bar(
+            x=table["strategy"],
+            y=table["x sorted (job)"],
+            name="measured: Spark job time (sort included)",
+            marker_color=COLORS["sorted"],
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [_gap(s["max"], s["median"]) for s in job],
+                "arrayminus": [_gap(s["median"], s["min"]) for s in job],
+            },
+            text=[f"{v:.2f}" if pd.notna(v) else "" for v in table["x sorted (job)"]],
+        )
+    )
     for column, name, color in (
-        ("x sorted (operator)", "measured: operator time", COLORS["sorted"]),
-        ("x sorted (CPU)", "measured: operator CPU time", "#74c476"),
-        ("x sorted (wall)", "measured: Spark job wall time", "#98df8a"),
+        ("x sorted (operator CPU)", "measured: operator CPU time (no sort)", "#74c476"),
         ("seed x sorted", "seed: Flink job time", COLORS["seed"]),
     ):
         fig.add_trace(
@@ -98,8 +122,21 @@ def strategy_time_figure(result) -> go.Figure:
     return fig
 
 
+def _name(result, label: str) -> str:
+    return next(
+        t["strategy"]
+        for t in result.summary["by_strategy"]
+        if LABELS.get(t["strategy"], t["strategy"]) == label
+    )
+
+
+def _gap(a: float | None, b: float | None) -> float:
+    return a - b if a is not None and b is not None else 0.0
+
+
 def memory_by_k_figure(result) -> go.Figure:
-    """Peak memory of the Python worker at two K: sorted (flat) vs keyed heap (grows with K)."""
+    """Traced peak of a subtask's Python allocations at two K: sorted input (one key's state at
+    a time) vs the keyed heap backend (every key's)."""
     by_k = result.summary["peak_memory_bytes_by_k"]
     fig = go.Figure()
     for strategy in ("heap", "sorted"):
@@ -110,15 +147,89 @@ def memory_by_k_figure(result) -> go.Figure:
                 y=[v / 2**20 for _, v in points],
                 name=LABELS[strategy],
                 marker_color=COLORS[strategy],
+                text=[f"{v / 2**20:.1f}" for _, v in points],
             )
         )
     fig.update_layout(
-        title="Peak memory growth of a subtask's Python worker, by number of keys",
+        title="Peak memory of a subtask (traced Python allocations), by number of keys",
         template=TEMPLATE,
         barmode="group",
-        yaxis={"title": "MiB over the worker's baseline"},
+        yaxis={"title": "MiB, traced peak"},
     )
     return fig
+
+
+def describe(result) -> str:
+    """Sentences of what this run measured -- job time ratios (the headline) and operator CPU
+    ratios, traced peak memory at two K -- beside the seed's ratios, named as the seed's.
+
+    Example::
+
+        >>> summary = {"runs": 3, "n": 2_000_000, "k": 200_000, "rocksdb_over_sorted": 2.5,
+        ...     "heap_over_sorted": 1.2, "sorted_over_sort_group": 1.05,
+        ...     "rocksdb_over_sorted_operator_cpu": 30.0, "heap_over_sorted_operator_cpu": 3.0,
+        ...     "seed_ratios": {"rocksdb_over_sorted": 7.46, "heap_over_sorted": 1.95,
+        ...                     "sorted_over_sort_group": 1.12},
+        ...     "peak_memory_bytes_by_k": {"heap": {"2000": 2**20, "200000": 50 * 2**20},
+        ...                                "sorted": {"2000": 2**20, "200000": 2**20}}}
+        >>> print(describe({"summary": summary}))
+        Measured here (2,000,000 records, 200,000 keys, median of 3 runs): RocksDB's job took 2.50x sorted input's, the heap's 1.20x, and sorted input 1.05x the sort-then-group baseline's; inside the operators (CPU), RocksDB 30.00x and the heap 3.00x. The seed's job times: 7.46x, 1.95x and 1.12x. Traced peak memory: heap 1.0 MiB at K=2,000, 50.0 MiB at K=200,000; sorted input 1.0 MiB at K=2,000, 1.0 MiB at K=200,000.
+    """  # noqa: E501
+    s = result["summary"] if isinstance(result, Mapping) else result.summary
+    seed = s["seed_ratios"]
+
+    def x(value) -> str:
+        return "-" if value is None else f"{value:.2f}x"
+
+    text = (
+        f"Measured here ({s['n']:,} records, {s['k']:,} keys, median of {s['runs']} runs): "
+        f"RocksDB's job took {x(s.get('rocksdb_over_sorted'))} sorted input's, the heap's "
+        f"{x(s.get('heap_over_sorted'))}, and sorted input "
+        f"{x(s.get('sorted_over_sort_group'))} the sort-then-group baseline's; inside the "
+        f"operators (CPU), RocksDB {x(s.get('rocksdb_over_sorted_operator_cpu'))} and the heap "
+        f"{x(s.get('heap_over_sorted_operator_cpu'))}. The seed's job times: "
+        f"{x(seed['rocksdb_over_sorted'])}, {x(seed['heap_over_sorted'])} and "
+        f"{x(seed['sorted_over_sort_group'])}."
+    )
+    memory = s.get("peak_memory_bytes_by_k") or {}
+    parts = []
+    for strategy, name in (("heap", "heap"), ("sorted", "sorted input")):
+        points = sorted((int(k), v) for k, v in memory.get(strategy, {}).items())
+        if points:
+            at = ", ".join(f"{v / 2**20:.1f} MiB at K={k:,}" for k, v in points)
+            parts.append(f"{name} {at}")
+    if parts:
+        text += " Traced peak memory: " + "; ".join(parts) + "."
+    return text
+
+
+def describe_value_state(result) -> str:
+    """A sentence of what the ValueState run measured for ``valueAdd`` against ``valueUpdate``
+    on the heap (the seed's heap is slower on add, an overwrite in tables twice as large), and
+    the single-key backend's lead, beside the seed's.
+
+    Example::
+
+        >>> ops = {"valueAdd": {"heap": 9000.0, "single_key": 20000.0},
+        ...        "valueUpdate": {"heap": 12000.0, "single_key": 30000.0}}
+        >>> summary = {"keys": 500_000, "runs": 5, "ops_per_wall_ms": ops,
+        ...     "seed_ops_per_ms": {"valueAdd": {"heap": 9206.249, "single_key": 18282.074},
+        ...                         "valueUpdate": {"heap": 12916.056}}}
+        >>> print(describe_value_state({"summary": summary}))
+        Measured here (500,000 keys, median of 5 runs, ops per wall-clock ms): the heap's valueAdd runs at 0.75x its valueUpdate (the seed's: 0.71x), and the single-key backend's valueAdd at 2.22x the heap's (the seed's: 1.99x).
+    """  # noqa: E501
+    s = result["summary"] if isinstance(result, Mapping) else result.summary
+    ops, seed = s["ops_per_wall_ms"], s["seed_ops_per_ms"]
+    add, update = ops["valueAdd"]["heap"], ops["valueUpdate"]["heap"]
+    lead = ops["valueAdd"]["single_key"] / add
+    seed_add = seed["valueAdd"]["heap"]
+    return (
+        f"Measured here ({s['keys']:,} keys, median of {s['runs']} runs, ops per wall-clock "
+        f"ms): the heap's valueAdd runs at {add / update:.2f}x its valueUpdate (the seed's: "
+        f"{seed_add / seed['valueUpdate']['heap']:.2f}x), and the single-key backend's "
+        f"valueAdd at {lead:.2f}x the heap's (the seed's: "
+        f"{seed['valueAdd']['single_key'] / seed_add:.2f}x)."
+    )
 
 
 def unsorted_input_demo(spark, n: int = 2_000, k: int = 70) -> str:
@@ -140,29 +251,35 @@ def unsorted_input_demo(spark, n: int = 2_000, k: int = 70) -> str:
 
 
 def value_state_table(result) -> pd.DataFrame:
-    """ops/ms (per CPU ms, per wall-clock ms, and of the untimed warm-up pass) per operation and
-    backend, beside the seed's."""
+    """ops/ms per operation and backend: per wall-clock ms (the headline, JMH's measure, median
+    with min and max), per CPU ms and of the untimed warm-up pass beside it, and the seed's."""
     s = result.summary
     rows = []
-    for op, by_backend in s["ops_per_ms"].items():
+    for op, by_backend in s["ops_per_wall_ms"].items():
         for backend, ops in by_backend.items():
+            seed = s["seed_ops_per_ms"][op][backend]
             rows.append(
                 {
                     "operation": op,
                     "backend": backend,
                     "ops/ms": ops,
-                    "ops/wall-clock ms": s.get("ops_per_wall_ms", {}).get(op, {}).get(backend),
-                    "warm-up pass ops/ms": s.get("warmup_ops_per_ms", {}).get(op, {}).get(backend),
-                    "seed ops/ms": s["seed_ops_per_ms"][op][backend],
+                    "min ops/ms": s["ops_per_wall_ms_min"][op][backend],
+                    "max ops/ms": s["ops_per_wall_ms_max"][op][backend],
+                    "ops/CPU ms": s["ops_per_cpu_ms"][op][backend],
+                    "warm-up pass ops/ms": s["warmup_ops_per_wall_ms"][op][backend],
+                    "seed ops/ms": seed,
+                    "measured / seed": ops / seed,
                 }
             )
     table = pd.DataFrame(rows)
-    rates = [c for c in table.columns if c.endswith("ops/ms")]
-    return table.astype({c: "float" for c in rates}).round(0).astype({c: "Int64" for c in rates})
+    rates = [c for c in table.columns if c.endswith("ops/ms") or c == "ops/CPU ms"]
+    table = table.astype({c: "float" for c in rates}).round({c: 0 for c in rates})
+    return table.astype({c: "Int64" for c in rates}).round({"measured / seed": 2})
 
 
 def value_state_figure(result) -> go.Figure:
-    """Grouped bars of ops/ms, measured (solid) and the seed's (pale), log scale."""
+    """Grouped bars of ops per wall-clock ms, measured (solid, the runs' min and max as error
+    bars) and the seed's (pale), log scale."""
     table = value_state_table(result)
     fig = go.Figure()
     for backend in ("heap", "rocksdb", "single_key"):
@@ -173,6 +290,12 @@ def value_state_figure(result) -> go.Figure:
                 y=part["ops/ms"],
                 name=f"{backend} (measured)",
                 marker_color=COLORS[backend],
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": part["max ops/ms"] - part["ops/ms"],
+                    "arrayminus": part["ops/ms"] - part["min ops/ms"],
+                },
             )
         )
         fig.add_trace(
@@ -188,6 +311,6 @@ def value_state_figure(result) -> go.Figure:
         title="ValueState micro-benchmark (keys in order)",
         template=TEMPLATE,
         barmode="group",
-        yaxis={"title": "ops/ms", "type": "log"},
+        yaxis={"title": "ops per wall-clock ms", "type": "log"},
     )
     return fig

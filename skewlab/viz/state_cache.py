@@ -13,58 +13,80 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
-from IPython.display import display
 from plotly.subplots import make_subplots
 
+from skewlab.experiments.cache import (
+    HEADLINE_MEASURE,
+    SEED_HIT_RATIOS,
+    SEED_SPEEDUPS,
+    SIDE_LABELS,
+)
 from skewlab.inputs.wordcount import flip325_input
 from skewlab.strategies.count import run_count
+from skewlab.viz.explorer import Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
-from skewlab.viz.render import in_report
 
 __all__ = [
     "cache_cost_table",
     "cache_size_explorer",
     "cache_speedup_figure",
     "cache_table",
+    "describe",
     "hit_ratio_curve_figure",
     "zero_hit_cost_table",
 ]
 
 
+def _size_label(size) -> str:
+    return "none" if size is None else f"{size:,}"
+
+
 def cache_table(result) -> pd.DataFrame:
-    """Measured hit ratio and speedup per cache size, beside the seed's figures."""
+    """Per side and cache size: the hit ratio, job throughput (the headline) and its speedup
+    over RocksDB alone (median, min, max of the rounds) with the operator breakdown beside it,
+    and the seed's figures."""
     rows = []
     for t in result.summary["by_cache_size"]:
+        speedup = t.get("speedup") or {"median": None, "min": None, "max": None}
         rows.append(
             {
-                "cache entries": "none (RocksDB)" if t["cache_size"] is None else t["cache_size"],
+                "side": SIDE_LABELS[t["side"]],
+                "cache entries": _size_label(t["cache_size"]),
                 "hit ratio": t["hit_ratio"],
                 "seed hit ratio": t["seed_hit_ratio"],
-                "stateCacheHitRatio (per-second mean)": t["state_cache_hit_ratio"],
-                "operator records per CPU s": t.get("operator_cpu_records_per_second"),
-                "speedup (operator CPU)": t["speedup"],
-                "seed speedup": t["seed_speedup"],
-                "speedup (operator wall clock)": t.get("speedup_wall"),
-                "speedup (Spark job)": t["speedup_e2e"],
+                "stateCacheHitRatio": t["state_cache_hit_ratio"],
+                "job records/s": t[HEADLINE_MEASURE]["median"],
+                "speedup (job)": speedup["median"],
+                "min": speedup["min"],
+                "max": speedup["max"],
+                "seed speedup": t["seed_speedup"] if t["cache_size"] else None,
+                "speedup (operator CPU)": t.get("operator_speedup"),
+                "speedup (operator wall)": t.get("operator_wall_speedup"),
             }
         )
     return pd.DataFrame(rows)
 
 
 def cache_cost_table(result) -> pd.DataFrame:
-    """Microseconds per record inside the operator at each cache size (CPU and wall clock)."""
+    """Microseconds per record at each side and cache size: of the whole job (the headline's
+    inverse), and inside the operator (CPU and wall clock)."""
     rows = []
     for t in result.summary["by_cache_size"]:
-        ops, cpu = t["operator_records_per_second"], t.get("operator_cpu_records_per_second")
+        job = t[HEADLINE_MEASURE]["median"]
+        ops, cpu = t["operator_records_per_second"], t["operator_cpu_records_per_second"]
         rows.append(
             {
-                "cache entries": "none (RocksDB)" if t["cache_size"] is None else t["cache_size"],
+                "side": SIDE_LABELS[t["side"]],
+                "cache entries": _size_label(t["cache_size"]),
                 "hit ratio": t["hit_ratio"],
-                "CPU us per record": 1e6 / cpu if cpu else None,
-                "wall-clock us per record": 1e6 / ops if ops else None,
+                "job us per record": 1e6 / job if job else None,
+                "operator CPU us per record": 1e6 / cpu if cpu else None,
+                "operator wall-clock us per record": 1e6 / ops if ops else None,
             }
         )
     return pd.DataFrame(rows)
@@ -72,25 +94,35 @@ def cache_cost_table(result) -> pd.DataFrame:
 
 def zero_hit_cost_table(result) -> pd.DataFrame:
     """Nanoseconds per record at 0% hits, taken apart (``zero_hit_costs`` of the summary):
-    RocksDB alone, what the cache's bookkeeping adds, and what RocksDB pays more for writing
-    back the evicted key instead of the key it has just read. Empty when it was not measured.
-    """
+    RocksDB alone, what each cache's bookkeeping adds, and what RocksDB pays more for writing
+    back the evicted key instead of the key it has just read -- one at a time, and in write
+    batches. Empty when it was not measured."""
     columns = ["per record", "ns", "% of RocksDB alone"]
     costs = result.summary.get("zero_hit_costs")
     if not costs:
         return pd.DataFrame(columns=columns)
-    base = costs["rocksdb_same_key_ns"]
+    base, entries, batch = costs["rocksdb_same_key_ns"], costs["max_entries"], costs["write_batch"]
     rows = [
         ("RocksDB alone: get(k), put(k)", base, 1.0),
         (
-            f"+ the cache's bookkeeping ({costs['max_entries']} entries, 0% hits)",
+            f"+ FLIP-325's LRU bookkeeping ({entries} entries, 0% hits)",
             costs["bookkeeping_ns"],
             costs["bookkeeping_share"],
         ),
         (
-            "+ RocksDB: put of the evicted key instead of k",
+            "+ RocksDB: put of the evicted key instead of k, one at a time",
             costs["rocksdb_evicted_key_ns"] - base,
             costs["write_locality_share"],
+        ),
+        (
+            f"+ the batched write-back's bookkeeping ({entries} entries)",
+            costs["bookkeeping_batched_ns"],
+            costs["bookkeeping_batched_share"],
+        ),
+        (
+            f"+ RocksDB: the evicted keys in write batches of {batch}, in key order",
+            costs["rocksdb_evicted_batched_ns"] - base,
+            costs["write_locality_batched_share"],
         ),
         ("the seed's whole loss at 0% hits (JVM)", None, costs["seed_loss_share"]),
     ]
@@ -104,9 +136,9 @@ def zero_hit_cost_table(result) -> pd.DataFrame:
 
 
 def hit_ratio_curve_figure(result, *, highlight: int | None = None) -> go.Figure:
-    """Hit ratio and operator throughput against the cache size (the sweep), two y axes.
+    """Hit ratio and job throughput against the cache size (the sweep), two y axes.
 
-    The dotted lines are the seed's 0% / 50% / 100% points; ``highlight`` marks one size.
+    The crosses are the seed's 0% / 50% / 100% points; ``highlight`` marks one size.
     """
     sweep = [p for p in result.summary["sweep"] if p["cache_size"] is not None]
     base = next((p for p in result.summary["sweep"] if p["cache_size"] is None), None)
@@ -124,8 +156,8 @@ def hit_ratio_curve_figure(result, *, highlight: int | None = None) -> go.Figure
     )
     fig.add_trace(
         go.Scatter(
-            x=[250, 500, 1000],
-            y=[0.0, 0.5, 1.0],
+            x=list(SEED_HIT_RATIOS),
+            y=list(SEED_HIT_RATIOS.values()),
             mode="markers",
             marker={"symbol": "x", "size": 11, "color": COLORS["seed"]},
             name="hit ratio (seed)",
@@ -135,28 +167,28 @@ def hit_ratio_curve_figure(result, *, highlight: int | None = None) -> go.Figure
     fig.add_trace(
         go.Scatter(
             x=sizes,
-            y=[p["operator_cpu_records_per_second"] for p in sweep],
+            y=[p[HEADLINE_MEASURE] for p in sweep],
             mode="lines+markers",
             line={"dash": "dot", "color": COLORS["sorted"]},
-            name="records per operator CPU second (cached)",
+            name="job records/s (FLIP-325 LRU)",
         ),
         secondary_y=True,
     )
-    if base and base["operator_cpu_records_per_second"]:
+    if base and base[HEADLINE_MEASURE]:
         fig.add_trace(
             go.Scatter(
                 x=[min(sizes, default=0), max(sizes, default=1)],
-                y=[base["operator_cpu_records_per_second"]] * 2,
+                y=[base[HEADLINE_MEASURE]] * 2,
                 mode="lines",
                 line={"dash": "dash", "color": COLORS["rocksdb"]},
-                name="records per operator CPU second (RocksDB, no cache)",
+                name="job records/s (RocksDB, no cache)",
             ),
             secondary_y=True,
         )
     if highlight is not None:
         fig.add_vline(x=highlight, line={"color": "#444", "width": 1})
     fig.update_layout(
-        title="FLIP-325 key pattern: hit ratio and throughput vs LRU cache size",
+        title="FLIP-325 key pattern: hit ratio and job throughput vs LRU cache size",
         template=TEMPLATE,
         xaxis={"title": "cache entries (state.backend.cache.max-entries-num)"},
         legend={"orientation": "h", "y": -0.25},
@@ -164,64 +196,128 @@ def hit_ratio_curve_figure(result, *, highlight: int | None = None) -> go.Figure
     fig.update_yaxes(
         title_text="hit ratio", range=[-0.05, 1.05], tickformat=".0%", secondary_y=False
     )
-    fig.update_yaxes(
-        title_text="records per operator CPU second", rangemode="tozero", secondary_y=True
-    )
+    fig.update_yaxes(title_text="job records per second", rangemode="tozero", secondary_y=True)
     return fig
 
 
 def cache_speedup_figure(result) -> go.Figure:
-    """Bars: throughput with the cache over RocksDB alone, measured vs the seed (log scale)."""
+    """Bars: job throughput with each cache over RocksDB alone (the rounds' min and max as
+    error bars) for FLIP-325's LRU and the batched write-back, beside the seed's (log scale)."""
     table = [t for t in result.summary["by_cache_size"] if t["cache_size"] is not None]
-    labels = [f"{t['cache_size']} entries" for t in table]
     fig = go.Figure()
-    fig.add_trace(
-        go.Bar(
-            x=labels,
-            y=[t["speedup"] for t in table],
-            name="measured (operator CPU time)",
-            marker_color=COLORS["cached"],
-            text=[f"{t['speedup']:.2f}x" if t["speedup"] else "" for t in table],
+    for side, color in (("lru", COLORS["cached"]), ("lru_batched", "#8c564b")):
+        mine = [t for t in table if t["side"] == side]
+        fig.add_trace(
+            go.Bar(
+                x=[f"{t['cache_size']} entries" for t in mine],
+                y=[t["speedup"]["median"] for t in mine],
+                name=f"measured: {SIDE_LABELS[side]} (job throughput)",
+                marker_color=color,
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [t["speedup"]["max"] - t["speedup"]["median"] for t in mine],
+                    "arrayminus": [t["speedup"]["median"] - t["speedup"]["min"] for t in mine],
+                },
+                text=[f"{t['speedup']['median']:.2f}x" for t in mine],
+            )
         )
-    )
+    seed = [t for t in table if t["side"] == "lru"]
     fig.add_trace(
         go.Bar(
-            x=labels,
-            y=[t.get("speedup_wall") for t in table],
-            name="measured (operator wall clock)",
-            marker_color="#ffbb78",
-        )
-    )
-    fig.add_trace(
-        go.Bar(
-            x=labels,
-            y=[t["speedup_e2e"] for t in table],
-            name="measured (Spark job wall time)",
-            marker_color="#fdd0a2",
-        )
-    )
-    fig.add_trace(
-        go.Bar(
-            x=labels,
-            y=[t["seed_speedup"] for t in table],
-            name="seed (Flink, JVM)",
+            x=[f"{t['cache_size']} entries" for t in seed],
+            y=[t["seed_speedup"] for t in seed],
+            name="seed: FLIP-325 LRU (Flink job)",
             marker_color=COLORS["seed"],
-            text=[f"{t['seed_speedup']:g}x" for t in table],
+            text=[f"{t['seed_speedup']:g}x" for t in seed],
         )
     )
     fig.add_hline(y=1.0, line={"dash": "dash", "color": COLORS["rocksdb"]})
     fig.update_layout(
-        title="Throughput with the LRU cache, relative to RocksDB alone",
+        title="Job throughput with the cache, relative to RocksDB alone",
         template=TEMPLATE,
         barmode="group",
-        yaxis={"title": "x RocksDB throughput", "type": "log"},
+        yaxis={"title": "x RocksDB's job throughput", "type": "log"},
     )
     return fig
 
 
-def cache_size_explorer(spark, *, n_records: int, start: int = 500, result=None):
+def describe(result) -> str:
+    """Sentences of what this run measured at 0% hits and at 100%, beside the seed's figures.
+
+    Example::
+
+        >>> summary = {"runs": 3, "speedup_250": 0.93, "speedup_250_batched": 1.01,
+        ...     "speedup_1000": 4.2, "speedup_1000_batched": 4.1, "operator_speedup_1000": 19.0,
+        ...     "hit_ratio_250": 0.0, "hit_ratio_1000": 0.95, "write_batch": 128}
+        >>> print(describe({"summary": summary}))
+        Measured here (median of 3 rounds): at 250 entries (hit ratio 0%) FLIP-325's LRU gives 0.93x RocksDB's job throughput and the batched write-back (128 per write batch) 1.01x; at 1,000 entries (hit ratio 95%) 4.20x and 4.10x, and 19.00x inside the operator alone. The seed's figures: 0.956x and 21.6x.
+    """  # noqa: E501
+    s = result["summary"] if isinstance(result, Mapping) else result.summary
+
+    def x(value) -> str:
+        return "-" if value is None else f"{value:.2f}x"
+
+    def pct(value) -> str:
+        return "-" if value is None else f"{value:.0%}"
+
+    return (
+        f"Measured here (median of {s['runs']} rounds): at 250 entries (hit ratio "
+        f"{pct(s.get('hit_ratio_250'))}) FLIP-325's LRU gives {x(s.get('speedup_250'))} "
+        f"RocksDB's job throughput and the batched write-back ({s.get('write_batch')} per "
+        f"write batch) {x(s.get('speedup_250_batched'))}; at 1,000 entries (hit ratio "
+        f"{pct(s.get('hit_ratio_1000'))}) {x(s.get('speedup_1000'))} and "
+        f"{x(s.get('speedup_1000_batched'))}, and {x(s.get('operator_speedup_1000'))} inside "
+        f"the operator alone. The seed's figures: {SEED_SPEEDUPS[250]:g}x and "
+        f"{SEED_SPEEDUPS[1000]:g}x."
+    )
+
+
+def cache_size_explorer(
+    spark, *, n_records: int, start: int = 500, result=None, write_batch: int = 1
+) -> Explorer:
     """A cache-size slider: each release runs the FLIP-325 job on Spark with that many entries
-    and redraws the curve (``result``'s sweep) with the new point marked. Inert in a report."""
+    (0: no cache) and marks its hit ratio on the curve of ``result``'s sweep. Inert in a report.
+
+    Example::
+
+        >>> explorer = cache_size_explorer(spark, n_records=20_000)      # doctest: +SKIP
+        >>> explorer.update(cache_entries=1000).figures[0]               # doctest: +SKIP
+    """
+
+    def draw(cache_entries: int) -> list:
+        run = run_count(
+            flip325_input(spark, n_records),
+            "cached",
+            spark=spark,
+            parallelism=1,
+            cache_entries=cache_entries,
+            write_batch=write_batch if cache_entries else 1,
+            emit="record",
+            checkpoint_interval_ms=1000,
+        )
+        fig = (
+            hit_ratio_curve_figure(result, highlight=cache_entries)
+            if result is not None
+            else make_subplots(specs=[[{"secondary_y": True}]])
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[cache_entries],
+                y=[run.hit_ratio],
+                mode="markers",
+                marker={"size": 14, "symbol": "diamond", "color": "#444"},
+                name=f"this run: {cache_entries} entries",
+            ),
+            secondary_y=False,
+        )
+        label = widgets.HTML(
+            f"<b>{cache_entries} entries</b>: hit ratio {run.hit_ratio or 0:.1%}, "
+            f"{run.e2e_records_per_second:,.0f} job records/s, "
+            f"{run.state_reads:,} RocksDB reads, {run.state_writes:,} RocksDB writes"
+        )
+        return [fig, label]
+
     slider = widgets.IntSlider(
         value=start,
         min=0,
@@ -231,35 +327,4 @@ def cache_size_explorer(spark, *, n_records: int, start: int = 500, result=None)
         continuous_update=False,
         style={"description_width": "initial"},
     )
-    label = widgets.HTML()
-    out = widgets.Output()
-    box = widgets.VBox([slider, label, out])
-    if in_report():
-        display(box)
-        return box
-
-    def redraw(change=None) -> None:
-        size = int(slider.value)
-        run = run_count(
-            flip325_input(spark, n_records),
-            "cached",
-            spark=spark,
-            parallelism=1,
-            cache_entries=size,
-            emit="record",
-            checkpoint_interval_ms=1000,
-        )
-        label.value = (
-            f"<b>{size} entries</b>: hit ratio {run.hit_ratio:.1%}, "
-            f"{run.operator_cpu_records_per_second:,.0f} records per operator CPU second, "
-            f"{run.state_reads:,} RocksDB reads, {run.state_writes:,} RocksDB writes"
-        )
-        out.clear_output(wait=True)
-        if result is not None:
-            with out:
-                hit_ratio_curve_figure(result, highlight=size).show()
-
-    slider.observe(redraw, names="value")
-    redraw()
-    display(box)
-    return box
+    return Explorer({"cache_entries": slider}, draw).start()

@@ -46,4 +46,5 @@ def test_cli_value_state_prints_one_json_object(capsys, monkeypatch, tmp_path):
     payload = json.loads(capsys.readouterr().out)
     assert payload["experiment"] == "value-state"
     assert {"heap_over_rocksdb_add", "single_key_over_heap_add"} <= set(payload["summary"])
+    assert payload["summary"]["headline_measure"] == "ops_per_wall_ms"
     assert len(list(tmp_path.glob("value-state-tiny-*.json"))) == 1

@@ -9,24 +9,32 @@ from skewlab.viz.sorted_input import value_state_table
 
 
 def test_value_state_experiment_measures_every_backend_and_operation():
-    result = value_state.run_experiment("tiny", progress=False)
+    result = value_state.run_experiment("tiny", runs=2, progress=False)
     assert result.rows[0]["keys"] == 2_000  # the tiny profile's
     s = result.summary
-    assert len(result.rows) == 9
+    assert len(result.rows) == 2 * 9
+    assert s["headline_measure"] == value_state.HEADLINE_MEASURE == "ops_per_wall_ms"
     for op in value_state.OPERATIONS:
-        assert set(s["ops_per_ms"][op]) == set(value_state.BACKENDS)
-        assert all(v > 0 for v in s["ops_per_ms"][op].values())
-    assert s["heap_over_rocksdb_add"] > 0 and s["single_key_over_heap_add"] > 0
-    # every row has its warm-up pass (valueAdd's: the fresh keys inserted) beside it
-    assert all(r["warmup_ops_per_ms"] > 0 for r in result.rows)
-    assert s["heap_over_rocksdb_add_first_pass"] == pytest.approx(
-        s["warmup_ops_per_ms"]["valueAdd"]["heap"] / s["warmup_ops_per_ms"]["valueAdd"]["rocksdb"]
-    )
+        assert set(s["ops_per_wall_ms"][op]) == set(value_state.BACKENDS)
+        for backend in value_state.BACKENDS:
+            runs = sorted(
+                r["ops_per_wall_ms"]
+                for r in result.rows
+                if r["operation"] == op and r["backend"] == backend
+            )
+            assert s["ops_per_wall_ms_min"][op][backend] == runs[0]
+            assert s["ops_per_wall_ms_max"][op][backend] == runs[-1]
+    # the headline ratios are of the headline measure; the CPU ones are beside them
+    heap = s["ops_per_wall_ms"]["valueAdd"]["heap"]
+    assert s["heap_over_rocksdb_add"] == heap / s["ops_per_wall_ms"]["valueAdd"]["rocksdb"]
+    cpu = s["ops_per_cpu_ms"]["valueAdd"]
+    assert s["heap_over_rocksdb_add_cpu"] == cpu["heap"] / cpu["rocksdb"]
+    assert s["seed_ratios"]["single_key_over_heap_get"] == pytest.approx(30861.293 / 12718.518)
     assert "warm-up pass" in value_state.format_summary(result)
     table = value_state_table(result)  # whole ops/ms, one row per (operation, backend)
     assert len(table) == 9 and str(table["warm-up pass ops/ms"].dtype) == "Int64"
     add_heap = table[(table["operation"] == "valueAdd") & (table["backend"] == "heap")].iloc[0]
-    assert add_heap["ops/ms"] == round(s["ops_per_ms"]["valueAdd"]["heap"])
+    assert add_heap["ops/ms"] == round(heap)
     assert add_heap["seed ops/ms"] == round(value_state.SEED_OPS_PER_MS["valueAdd"]["heap"])
 
 

@@ -40,6 +40,15 @@ def test_single_key_backend_error_surfaces_from_the_sorted_operator():
     op.close()
 
 
+def test_emissions_that_do_not_add_up_to_the_counts_are_caught():
+    ctx = _context()
+    op = KeyedCount(ctx, StateBackend("heap"), emit="record")
+    op.process(_batch([1, 1, 2]), 3, None)
+    op.emissions.count_sum -= 1  # as if one emission had carried a stale count
+    op.finish()
+    assert op.close()["emissions_match"] is False
+
+
 def test_sort_group_raises_the_same_error():
     ctx = _context()
     op = SortGroupCount(ctx)
@@ -58,8 +67,10 @@ def test_checkpoint_flushes_dirty_cache_entries_and_samples_the_gauge():
     op.checkpoint()
     assert op.backend.stats.writes == 3  # the three dirty keys
     assert op.gauge[-1][1] == pytest.approx(2 / 5)  # hits 2 of 5 lookups
-    assert op.records_emitted == 5
+    # each record's (key, count) reached the sink: 1, 1, 2, 3, 1
+    assert (op.emissions.records, op.emissions.count_sum) == (5, 8)
     op.finish()
     assert ctx.output.results == {1: 3, 2: 1, 3: 1}
     stats = op.close()
     assert stats["checkpoints"] == 1
+    assert stats["records_emitted"] == 5 and stats["emissions_match"]

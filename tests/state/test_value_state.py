@@ -132,6 +132,71 @@ def test_write_back_lru_behaves_like_the_model(cores, max_entries, ops):
 
 
 @CORES
+@settings(max_examples=300, deadline=None)
+@given(
+    max_entries=st.integers(min_value=1, max_value=5),
+    write_batch=st.integers(min_value=2, max_value=4),
+    ops=OPS,
+)
+def test_batched_write_back_reads_its_own_writes_and_evicts_as_the_seeds_lru(
+    cores, max_entries, write_batch, ops
+):
+    store, truth, batches = {}, {}, []
+
+    def store_many(entries):
+        batches.append(list(entries))
+        for _group, key, value in entries:
+            store[key] = value
+
+    lru = cores.WriteBackLru(
+        max_entries, lambda g, k: store.get(k), None, store_many, write_batch=write_batch
+    )
+    model = ModelLru(max_entries, {})  # the seed's LRU: the same entries, hits and evictions
+    for op, key, value in ops:
+        group = key % 3
+        if op == "get":
+            assert lru.get(group, key) == truth.get(key)  # never a stale read of the store
+            model.get(group, key)
+        elif op == "put":
+            lru.put(group, key, value)
+            model.put(group, key, value)
+            truth[key] = value
+        elif op == "delete":
+            lru.delete(group, key)
+            model.delete(group, key)
+            store.pop(key, None)
+            truth.pop(key, None)
+        else:
+            mark = op == "flush"
+            entries = lru.dirty_entries(mark_clean=mark)
+            assert len({k for _, k, _ in entries}) == len(entries)  # each key once
+            assert all(truth.get(k) == v for _, k, v in entries)
+            if mark:
+                for _group, k, v in entries:
+                    store[k] = v
+                assert lru.pending_count == 0
+        assert lru.pending_count < write_batch  # the write buffer is bounded
+        assert len(lru) == len(model.cache) <= max_entries
+        assert all((k in lru) for k in model.cache)
+        assert lru.evictions == model.evictions
+        assert lru.hits - lru.pending_hits == model.hits
+        assert lru.misses + lru.pending_hits == model.misses
+    assert all(len(batch) == write_batch for batch in batches)  # written N at a time
+    assert lru.batches_written == len(batches)
+    for _group, k, v in lru.dirty_entries(mark_clean=True):
+        store[k] = v
+    assert store == truth  # nothing lost, nothing stale
+
+
+@CORES
+def test_batched_write_back_needs_a_batch_writer(cores):
+    with pytest.raises(SkewlabInputError, match="write_batch > 1 needs store_many"):
+        cores.WriteBackLru(4, None, None, write_batch=8)
+    with pytest.raises(SkewlabInputError, match="write_batch must be >= 1, got 0"):
+        cores.WriteBackLru(4, None, None, list.append, write_batch=0)
+
+
+@CORES
 def test_write_back_lru_hit_returns_the_cached_object_and_miss_caches_absence(cores):
     loads = []
     lru = cores.WriteBackLru(2, lambda g, k: loads.append(k), lambda g, k, v: None)

@@ -126,9 +126,33 @@ def test_lru_hit_ratio_follows_the_seeds_key_pattern(spark, size, low, high):
     )
     assert run.counts == dict(oracle)
     assert low <= run.hit_ratio <= high  # 1000: the first 1,000 accesses miss (warm-up)
-    assert run.hit_ratio_per_interval and 0.0 <= run.row()["state_cache_hit_ratio"] <= 1.0
+    # every record emitted into the collector, and the emissions add up to the counts
+    assert run.records_emitted == n and run.emissions_match
 
 
-def test_hit_ratio_gauge_averages_the_per_second_samples():
-    assert hit_ratio_gauge([(1.0, 0.0), (2.0, 1.0)]) == 0.5
-    assert hit_ratio_gauge([(1.0, None)]) is None
+def test_the_hit_ratio_gauge_samples_cover_the_run_back_to_back(spark):
+    n = 200_000
+    run = run_count(
+        flip325_input(spark, n),
+        "cached",
+        parallelism=1,
+        cache_entries=500,
+        emit="record",
+        checkpoint_interval_ms=5,
+    )
+    samples = run.hit_ratio_per_interval
+    assert len(samples) >= 2 and run.checkpoints == len(samples) - 1  # + the final partial one
+    # each interval lasted from the previous sample to its own: no gap, no overlap
+    ends = [0.0] + [end for end, _, _ in samples]
+    for (end, _, duration), previous in zip(samples, ends, strict=False):
+        assert duration == pytest.approx(end - previous, abs=1e-6)
+    # 50% hits in every whole block of 1,000 records: the duration-weighted gauge is 0.5 too
+    assert run.hit_ratio == 0.5
+    assert run.row()["state_cache_hit_ratio"] == pytest.approx(0.5, abs=0.02)
+
+
+def test_hit_ratio_gauge_weights_each_interval_by_its_duration():
+    # a last, partial interval of 0.2 s weighs a fifth of a whole second
+    assert hit_ratio_gauge([(1.0, 0.0, 1.0), (1.2, 1.0, 0.2)]) == pytest.approx(0.2 / 1.2)
+    assert hit_ratio_gauge([(1.0, 0.0, 1.0), (2.0, 1.0, 1.0)]) == 0.5
+    assert hit_ratio_gauge([(1.0, None, 1.0)]) is None

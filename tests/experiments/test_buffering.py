@@ -1,0 +1,64 @@
+"""Seed 000's buffering experiment end to end at the tiny profile: every run's digest checked,
+and the sides compared like for like (the same input, the same timed region)."""
+
+from __future__ import annotations
+
+import pytest
+
+from skewlab.aggregates.stats_state import SINGLE_VIEW_COLUMNS
+from skewlab.engine.routing import KEY_GROUP
+from skewlab.experiments import buffering
+from skewlab.experiments.profiles import profile_settings
+
+BOOKKEEPING = {"tweet_id", KEY_GROUP, "seq"}  # the key, its routing, the arrival order
+
+
+@pytest.fixture(scope="module")
+def result(spark):
+    return buffering.run_experiment("tiny", progress=False, spark=spark)
+
+
+def test_every_run_of_every_side_ends_with_the_reference_digest(result):
+    settings = profile_settings("buffering", "tiny")
+    assert len(result.rows) == len(buffering.SIDES) * len(settings["cardinalities"])
+    assert all(r["digest_matches_reference"] for r in result.rows)
+    assert all(r["records_in"] == settings["n_views"] for r in result.rows)
+    assert result.summary["all_digests_match"]
+
+
+def test_the_sides_start_from_the_same_input(result):
+    # every side's operators are handed the same view columns (the upstream map's): a side
+    # that got, say, Spark-computed hashes the others compute themselves would fail here
+    for row in result.rows:
+        (inputs,) = row["operator_inputs"].values()
+        assert set(inputs) - BOOKKEEPING == set(SINGLE_VIEW_COLUMNS), row["strategy"]
+
+
+def test_the_headline_is_job_throughput_net_of_an_empty_runs_start_up(result):
+    s = result.summary
+    assert s["headline_measure"] == "job_records_per_second_net_of_startup"
+    assert set(s["startup_seconds"]) == set(buffering.SIDES)
+    for row in result.rows:
+        assert 0 < row["startup_seconds"] < row["job_seconds"]
+        net = row["job_seconds"] - row["startup_seconds"]
+        assert row["job_records_per_second_net_of_startup"] == pytest.approx(
+            row["records_in"] / net
+        )
+    at_20 = next(t for t in s["by_cardinality"] if t["cardinality"] == 20)
+    assert s["speedup_at_20_keys"] == pytest.approx(
+        at_20["buffered"]["median"] / at_20["naive"]["median"]
+    )
+    assert s["speedup_at_20_keys_list"] is not None
+    assert "the seed's figure: ~45x" in buffering.format_summary(result)
+
+
+def test_fewer_keys_mean_fewer_state_accesses_for_the_buffers_only(result):
+    def reads(side, k):
+        return next(
+            r["state_reads"] for r in result.rows if r["strategy"] == side and r["cardinality"] == k
+        )
+
+    n = profile_settings("buffering", "tiny")["n_views"]
+    assert reads("naive", 20) == reads("naive", 1_000) == n  # one read per record
+    for side in ("buffered", "buffered_list"):  # at most one read per key per flush
+        assert reads(side, 20) <= 20 * (n // 1_000 + 1) < reads(side, 1_000) < n

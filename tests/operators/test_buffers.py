@@ -1,0 +1,82 @@
+"""Seed 000's buffers at operator level: every record's latency runs from its own arrival, and
+the three buffers leave the same registers in keyed state."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from skewlab.aggregates.stats_state import SINGLE_VIEW_COLUMNS, StatsState
+from skewlab.engine.config import JobConfig
+from skewlab.engine.operator import OperatorContext
+from skewlab.engine.routing import KEY_GROUP
+from skewlab.engine.stage import StageSpec
+from skewlab.operators.buffers import BUFFERS
+from skewlab.state import PickleSerializer, StateBackend
+
+N, KEYS, SPACING_MS, OLDEST_MS = 300, 7, 1.0, 400.0
+PRECISION = 10
+
+
+def _context(kind: str) -> tuple[OperatorContext, object]:
+    stage = StageSpec(
+        "1:buffer", "tweet_id", BUFFERS[kind], final=True, serializer=PickleSerializer()
+    )
+    ctx = OperatorContext(
+        stage, JobConfig(parallelism=1, max_parallelism=128, latency_profile=None), 0
+    )
+    operator = BUFFERS[kind](
+        ctx,
+        StateBackend("heap"),
+        max_count=10 * N,  # nothing flushes before finish()
+        trigger_interval_ms=0,
+        precision=PRECISION,
+    )
+    return ctx, operator
+
+
+def _columns(kind: str, rng: np.random.Generator):
+    keys = [f"t{i % KEYS}" for i in range(N)]
+    m = 1 << PRECISION
+    registers = {
+        SINGLE_VIEW_COLUMNS[0]: rng.integers(0, m, N),
+        SINGLE_VIEW_COLUMNS[1]: rng.integers(1, 20, N).astype(np.int8),
+        SINGLE_VIEW_COLUMNS[2]: rng.integers(0, m, N),
+        SINGLE_VIEW_COLUMNS[3]: rng.integers(1, 20, N).astype(np.int8),
+    }
+    groups = np.array([hash(k) % 128 for k in keys], dtype=np.int64)
+    if kind == "vectorized":
+        return {"tweet_id": pa.array(keys), KEY_GROUP: groups, **registers}, keys, registers
+    cols = {c: v.tolist() for c, v in registers.items()}
+    return {"tweet_id": keys, KEY_GROUP: groups.tolist(), **cols}, keys, registers
+
+
+@pytest.mark.parametrize("kind", sorted(BUFFERS))
+def test_each_records_latency_runs_from_its_own_arrival(kind):
+    ctx, operator = _context(kind)
+    cols, keys, registers = _columns(kind, np.random.default_rng(3))
+    # records arrived 1 ms apart, the oldest 400 ms ago, the newest ~101 ms ago
+    oldest = time.time_ns() - int(OLDEST_MS * 1e6)
+    arrivals = oldest + (np.arange(N) * SPACING_MS * 1e6).astype(np.int64)
+    operator.process(cols, N, arrivals)
+    operator.finish()
+    ctx.output.flush_latencies()
+    histogram = ctx.output.histogram
+    assert histogram.total == N  # one latency per record
+    newest_ms = OLDEST_MS - (N - 1) * SPACING_MS
+    # spread over [newest, oldest], not every record at its slice's first arrival (400 ms)
+    assert newest_ms - 1 <= histogram.quantile_ms(0.01) <= newest_ms + 25
+    assert OLDEST_MS - 175 <= histogram.quantile_ms(0.5) <= OLDEST_MS - 125 + 25
+    assert OLDEST_MS - 5 <= histogram.quantile_ms(1.0) <= OLDEST_MS + 50
+
+    # and the registers in keyed state are the per-key maxima of the records' registers
+    state = operator.state
+    for key in sorted(set(keys)):
+        expected = StatsState.empty(key, PRECISION)
+        for i in (i for i, k in enumerate(keys) if k == key):
+            expected.add_view(*(int(registers[c][i]) for c in SINGLE_VIEW_COLUMNS))
+        group = int(cols[KEY_GROUP][keys.index(key)])
+        assert state.get(group, key) == expected
