@@ -10,6 +10,8 @@
 ``single_key``         FLIP-140: only the current key's value, input sorted by key
 ``lru_cache``          FLIP-325: a write-back LRU of objects in front of any backend
 ``value_state``        the compiled value-state cores (or their pure-Python equivalents)
+``snapshot``           keyed-state snapshots in key-group order (``KeyGroupsStateHandle``)
+``restore``            restore at a new parallelism: read-all, per-key index, key groups
 =====================  ===============================================================
 
 Example::
