@@ -12,6 +12,7 @@
 ``value_state``        the compiled value-state cores (or their pure-Python equivalents)
 ``snapshot``           keyed-state snapshots in key-group order (``KeyGroupsStateHandle``)
 ``restore``            restore at a new parallelism: read-all, per-key index, key groups
+``rocksdb_native``     RocksDB's native snapshot, restored by clipping, copying or SST ingestion
 =====================  ===============================================================
 
 Example::

@@ -69,6 +69,7 @@ __all__ = [
     "KEY_SERIALIZER",
     "METADATA_FILE",
     "SNAPSHOT_FORMAT_VERSION",
+    "check_key_group_tiling",
     "KeyGroupsStateHandle",
     "KeyedStateSnapshot",
     "decode_entries",
@@ -439,6 +440,35 @@ def _truncated(handle: KeyGroupsStateHandle, key_group: int) -> SkewlabInputErro
     )
 
 
+def check_key_group_tiling(
+    ranges: Iterable[KeyGroupRange], max_parallelism: int, where: str
+) -> None:
+    """Refuse key-group ranges (sorted by start) that do not tile ``[0, max_parallelism)``:
+    every key group must be in exactly one subtask's state.
+
+    Example::
+
+        >>> check_key_group_tiling([KeyGroupRange(0, 3), KeyGroupRange(5, 9)], 10, "snapshot")
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: snapshot: the subtasks' key-group ranges leave a gap at key group 4 (every key group from 0 to max parallelism - 1 must be in exactly one file)
+    """  # noqa: E501
+    expected = 0
+    for kgs in ranges:
+        if kgs.start_key_group != expected:
+            what = "overlap" if kgs.start_key_group < expected else "leave a gap"
+            raise SkewlabInputError(
+                f"{where}: the subtasks' key-group ranges {what} at key group {expected} "
+                f"(every key group from 0 to max parallelism - 1 must be in exactly one file)"
+            )
+        expected = kgs.end_key_group + 1
+    if expected != max_parallelism:
+        raise SkewlabInputError(
+            f"{where}: the key-group ranges end at {expected - 1}, max parallelism is "
+            f"{max_parallelism} (key groups 0..{max_parallelism - 1})"
+        )
+
+
 # --------------------------------------------------------------------------------------------
 # the snapshot: its metadata, written and loaded
 
@@ -627,21 +657,9 @@ class KeyedStateSnapshot:
 
     def _check_tiling(self) -> None:
         where = f"keyed-state snapshot {self.directory}"
-        expected = 0
-        for handle in self.handles:
-            kgs = handle.key_group_range
-            if kgs.start_key_group != expected:
-                what = "overlap" if kgs.start_key_group < expected else "leave a gap"
-                raise SkewlabInputError(
-                    f"{where}: the subtasks' key-group ranges {what} at key group {expected} "
-                    f"(every key group from 0 to max parallelism - 1 must be in exactly one file)"
-                )
-            expected = kgs.end_key_group + 1
-        if expected != self.max_parallelism:
-            raise SkewlabInputError(
-                f"{where}: the key-group ranges end at {expected - 1}, max parallelism is "
-                f"{self.max_parallelism} (key groups 0..{self.max_parallelism - 1})"
-            )
+        check_key_group_tiling(
+            [h.key_group_range for h in self.handles], self.max_parallelism, where
+        )
         names = [h.file for h in self.handles]
         if len(set(names)) != len(names):
             raise SkewlabInputError(f"{where}: two handles name the same file")
