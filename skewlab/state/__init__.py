@@ -13,6 +13,7 @@
 ``snapshot``           keyed-state snapshots in key-group order (``KeyGroupsStateHandle``)
 ``restore``            restore at a new parallelism: read-all, per-key index, key groups
 ``rocksdb_native``     RocksDB's native snapshot, restored by clipping, copying or SST ingestion
+``operator_state``     list state redistributed: split-distribute, union, broadcast
 =====================  ===============================================================
 
 Example::
