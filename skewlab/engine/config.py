@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from skewlab.engine.recovery import Recovery
 from skewlab.iomodel.profiles import load_profile
 from skewlab.state.key_groups import (
     UPPER_BOUND_MAX_PARALLELISM,
@@ -51,6 +52,8 @@ class JobConfig:
             disk, which is what the latency model prices).
         latency_profile: disk latency profile (:mod:`skewlab.iomodel.profiles`) under which
             the run's disk accesses become a modelled I/O time; ``None`` for none.
+        recovery: savepoints, checkpoints and an injected failure
+            (:class:`~skewlab.engine.recovery.Recovery`); ``None`` for none.
     """
 
     parallelism: int | None = None
@@ -59,6 +62,7 @@ class JobConfig:
     check_order: bool = False
     track_keys: bool = False
     latency_profile: str | None = DEFAULT_LATENCY_PROFILE
+    recovery: Recovery | None = None
 
     def __post_init__(self) -> None:
         p, max_p = self.parallelism, self.max_parallelism

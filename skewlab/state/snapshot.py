@@ -71,6 +71,7 @@ __all__ = [
     "SNAPSHOT_FORMAT_VERSION",
     "check_key_group_tiling",
     "KeyGroupsStateHandle",
+    "KeyGroupsWriter",
     "KeyedStateSnapshot",
     "decode_entries",
     "read_span",
@@ -243,6 +244,89 @@ def _text(key_groups: KeyGroupRange) -> str:
 # writing
 
 
+class KeyGroupsWriter:
+    """Writes one state file entry by entry, key group by key group in ascending order (as a
+    sorted input ends its keys' runs); :meth:`close` returns its handle.
+
+    An entry outside ``key_group_range`` or out of key-group order is refused. With
+    ``index_path`` a per-key index is written beside it.
+
+    Example::
+
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "subtask-0.kgs"
+        >>> writer = KeyGroupsWriter(path, KeyGroupRange(0, 2))
+        >>> writer.add(0, "a", b"1"); writer.add(2, 7, b"22")
+        >>> h = writer.close()
+        >>> h.offsets, h.entries, path.stat().st_size == h.length
+        ((8, 19, 19, 38), (1, 0, 1), True)
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        key_group_range: KeyGroupRange,
+        *,
+        index_path: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.key_group_range = key_group_range
+        self.index_path = None if index_path is None else Path(index_path)
+        self._offsets = [len(FILE_MAGIC)]
+        self._counts = [0] * len(key_group_range)
+        self._index = bytearray() if index_path is not None else None
+        self._current = key_group_range.start_key_group
+        self._position = len(FILE_MAGIC)
+        self._out = open(self.path, "wb")  # noqa: SIM115 -- closed by close()
+        self._out.write(FILE_MAGIC)
+
+    def add(self, key_group: int, key: Any, value: bytes) -> None:
+        """Append one entry (its value already serialised)."""
+        if key_group not in self.key_group_range:
+            raise SkewlabInputError(
+                f"key {key!r} of key group {key_group} is outside "
+                f"{_text(self.key_group_range)}, the key groups this snapshot file covers"
+            )
+        if key_group < self._current:
+            raise SkewlabInputError(
+                "entries must come key group by key group in ascending order "
+                f"(key group {key_group} after {self._current})"
+            )
+        while self._current < key_group:
+            self._offsets.append(self._position)
+            self._current += 1
+        raw_key = encode_key(key_group, key)
+        record = _KEY_LEN.pack(len(raw_key)) + raw_key + _VALUE_LEN.pack(len(value)) + value
+        self._out.write(record)
+        if self._index is not None:
+            self._index += INDEX_ENTRY.pack(key_group, self._position, len(record))
+        self._position += len(record)
+        self._counts[key_group - self.key_group_range.start_key_group] += 1
+
+    def close(self) -> KeyGroupsStateHandle:
+        """Finish the file (and its index), flushed to disk; its handle."""
+        while self._current <= self.key_group_range.end_key_group:
+            self._offsets.append(self._position)
+            self._current += 1
+        self._out.flush()
+        os.fsync(self._out.fileno())
+        self._out.close()
+        if self.index_path is not None:
+            self.index_path.write_bytes(bytes(self._index or b""))
+        return KeyGroupsStateHandle(
+            self.path.name,
+            self.key_group_range,
+            tuple(self._offsets),
+            tuple(self._counts),
+            None if self.index_path is None else self.index_path.name,
+        )
+
+    def abort(self) -> None:
+        """Close and remove the unfinished file."""
+        self._out.close()
+        self.path.unlink(missing_ok=True)
+
+
 def write_key_groups(
     path: str | os.PathLike[str],
     key_group_range: KeyGroupRange,
@@ -251,10 +335,7 @@ def write_key_groups(
     index_path: str | os.PathLike[str] | None = None,
 ) -> KeyGroupsStateHandle:
     """Write ``(key_group, key, value bytes)`` entries -- key group by key group, ascending --
-    as one state file; returns its handle (``file`` is the file's name).
-
-    An entry outside ``key_group_range`` or out of key-group order is refused. With
-    ``index_path`` a per-key index is written beside it.
+    as one state file (:class:`KeyGroupsWriter`); returns its handle.
 
     Example::
 
@@ -264,50 +345,14 @@ def write_key_groups(
         >>> h.offsets, h.entries, path.stat().st_size == h.length
         ((8, 19, 38), (1, 1), True)
     """
-    path = Path(path)
-    start = key_group_range.start_key_group
-    offsets = [len(FILE_MAGIC)]
-    counts = [0] * len(key_group_range)
-    index = bytearray() if index_path is not None else None
-    current = start
-    position = len(FILE_MAGIC)
-    with open(path, "wb") as out:
-        out.write(FILE_MAGIC)
+    writer = KeyGroupsWriter(path, key_group_range, index_path=index_path)
+    try:
         for key_group, key, value in entries:
-            if key_group not in key_group_range:
-                raise SkewlabInputError(
-                    f"key {key!r} of key group {key_group} is outside {_text(key_group_range)}, "
-                    "the key groups this snapshot file covers"
-                )
-            if key_group < current:
-                raise SkewlabInputError(
-                    "entries must come key group by key group in ascending order "
-                    f"(key group {key_group} after {current})"
-                )
-            while current < key_group:
-                offsets.append(position)
-                current += 1
-            raw_key = encode_key(key_group, key)
-            record = _KEY_LEN.pack(len(raw_key)) + raw_key + _VALUE_LEN.pack(len(value)) + value
-            out.write(record)
-            if index is not None:
-                index += INDEX_ENTRY.pack(key_group, position, len(record))
-            position += len(record)
-            counts[key_group - start] += 1
-        while current <= key_group_range.end_key_group:
-            offsets.append(position)
-            current += 1
-        out.flush()
-        os.fsync(out.fileno())
-    if index_path is not None:
-        Path(index_path).write_bytes(bytes(index or b""))
-    return KeyGroupsStateHandle(
-        path.name,
-        key_group_range,
-        tuple(offsets),
-        tuple(counts),
-        None if index_path is None else Path(index_path).name,
-    )
+            writer.add(key_group, key, value)
+    except BaseException:
+        writer.abort()
+        raise
+    return writer.close()
 
 
 def write_keyed_snapshot(
