@@ -276,7 +276,7 @@ def task_retries(spark) -> int:
     match = _LOCAL_RETRIES.match(master)
     if match:
         return int(match.group(1))
-    if master.startswith("local"):
+    if master.startswith("local") and not master.startswith("local-cluster"):
         return 1
     return int(spark.sparkContext.getConf().get("spark.task.maxFailures", "4"))
 
