@@ -9,6 +9,7 @@
 ``cache``           seed 003, FLIP-325: an LRU cache of objects in front of RocksDB
 ``sorted_input``    seed 001, FLIP-140: WordCount, keyed state vs sorted input
 ``value_state``     seed 001, FLIP-140: the ValueState micro-benchmark
+``rescale``         seed 002: restore at a new parallelism three ways, RocksDB's native restore
 ==================  ===============================================================
 
 Example::
@@ -24,6 +25,7 @@ from skewlab.experiments import (
     buffering,
     cache,
     latency_sweep,
+    rescale,
     salting,
     sorted_input,
     value_state,
@@ -40,6 +42,7 @@ __all__ = [
     "latency_sweep",
     "latest_result",
     "profile_settings",
+    "rescale",
     "salting",
     "sorted_input",
     "value_state",

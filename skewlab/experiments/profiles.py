@@ -132,6 +132,39 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
         "quick": {"n": 2_000_000, "k": 200_000, "runs": 1},
         "full": {"n": 40_000_000, "k": 4_000_000, "runs": 3},
     },
+    # seed 002: restore at a new parallelism three ways, on real savepoints (skewlab bench rescale)
+    "rescale": {
+        "tiny": {
+            "cases": ((3, 4),),
+            "distributions": ("uniform", "zipf"),
+            "n_views": 2_000,
+            "n_users": 500,
+            "n_tweets": 400,
+            "max_parallelism": 128,
+            "probe_size_mb": 2,
+            "probe_seconds": 0.2,
+        },
+        "quick": {
+            "cases": ((3, 4), (4, 2), (2, 12)),
+            "distributions": ("uniform", "zipf"),
+            "n_views": 100_000,
+            "n_users": 25_000,
+            "n_tweets": 20_000,
+            "max_parallelism": 128,
+            "probe_size_mb": 16,
+            "probe_seconds": 2,
+        },
+        "full": {
+            "cases": ((3, 4), (4, 2), (2, 12)),
+            "distributions": ("uniform", "zipf"),
+            "n_views": 1_000_000,
+            "n_users": 250_000,
+            "n_tweets": 200_000,
+            "max_parallelism": 128,
+            "probe_size_mb": 256,
+            "probe_seconds": 10,
+        },
+    },
     # seed 001, FLIP-140: the ValueState micro-benchmark (skewlab bench value-state)
     "value-state": {
         "tiny": {"keys": 2_000, "runs": 1},

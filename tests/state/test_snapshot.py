@@ -37,6 +37,7 @@ def take_snapshot(directory, state: dict, max_parallelism: int, parallelism: int
                   index=False):  # fmt: skip
     """Spread ``state`` ({key: value}) over ``parallelism`` subtasks' backends as the runtime
     would (Flink's key groups), write their snapshot, return it."""
+    directory.mkdir(parents=True, exist_ok=True)
     handles = []
     for subtask in range(parallelism):
         kgs = compute_key_group_range_for_operator_index(max_parallelism, parallelism, subtask)
@@ -235,3 +236,16 @@ def test_the_first_entry_key_encoding_is_the_rocksdb_layout(tmp_path):
     raw = encode_key(0, "k")
     assert body == struct.pack(">H", len(raw)) + raw + struct.pack(">I", 1) + b"v"
     assert handle.entries == (1,)
+
+
+def test_an_index_added_afterwards_is_the_index_written_beside_the_file(tmp_path):
+    from skewlab.state.snapshot import add_per_key_index
+
+    written = take_snapshot(tmp_path / "a", STATE, 16, 3, index=True)
+    plain = take_snapshot(tmp_path / "b", STATE, 16, 3)
+    indexed = add_per_key_index(plain)
+    for h_written, h_added in zip(written.handles, indexed.handles, strict=True):
+        assert (tmp_path / "a" / h_written.index_file).read_bytes() == (
+            tmp_path / "b" / h_added.index_file
+        ).read_bytes()
+    assert KeyedStateSnapshot.load(tmp_path / "b", verify=True).handles == indexed.handles
