@@ -508,9 +508,11 @@ class StateHandlingOperator(Operator):
             ctx=ctx,
             in_flight=recovery.in_flight,
         )
+        began = time.perf_counter()
         self.inner.snapshot_state(context)
         manifest = context.manifest(ctx.stage.name, ctx.job.parallelism)
         write_json_atomically(directory / f"subtask-{ctx.subtask}.manifest", manifest)
+        ctx.metrics.recovery["snapshot_seconds"] = time.perf_counter() - began
         self._report()
 
     def _report(self) -> None:

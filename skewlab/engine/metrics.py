@@ -203,6 +203,7 @@ def _extra(metrics: list[SubtaskMetrics], modelled: ModelledIO | None) -> dict[s
         totals = ("restore_bytes", "restore_requests", "restored_keys", "checkpoints")
         extra["recovery"] = {name: sum(r.get(name, 0) for r in recoveries) for name in totals} | {
             "restore_seconds_max": max(r.get("restore_seconds", 0.0) for r in recoveries),
+            "snapshot_seconds_max": max(r.get("snapshot_seconds", 0.0) for r in recoveries),
             "replay_skipped": sum(r.get("replay_skipped", 0) for r in recoveries),
             "restored_from": sorted(
                 {r["restored_from"] for r in recoveries if r.get("restored_from")}

@@ -10,6 +10,7 @@
 ``sorted_input``    seed 001, FLIP-140: WordCount, keyed state vs sorted input
 ``value_state``     seed 001, FLIP-140: the ValueState micro-benchmark
 ``rescale``         seed 002: restore at a new parallelism three ways, RocksDB's native restore
+``catch_up``        seed 002: the outage backlog, measured rates and simulated parallelisms
 ==================  ===============================================================
 
 Example::
@@ -24,6 +25,7 @@ from __future__ import annotations
 from skewlab.experiments import (
     buffering,
     cache,
+    catch_up,
     latency_sweep,
     rescale,
     salting,
@@ -39,6 +41,7 @@ __all__ = [
     "BenchResult",
     "buffering",
     "cache",
+    "catch_up",
     "latency_sweep",
     "latest_result",
     "profile_settings",

@@ -165,6 +165,42 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
             "probe_seconds": 10,
         },
     },
+    # seed 002: the outage backlog, measured rates and simulated parallelisms (skewlab catch-up)
+    "catch_up": {
+        "tiny": {
+            "n_views": 4_000,
+            "n_users": 1_000,
+            "n_tweets": 1_000,
+            "skew": 1.1,
+            "outage_hours": 4,
+            "utilization": 0.7,
+            "normal_parallelism": 2,
+            "startup_tasks": 4,
+            "startup_repeats": 1,
+        },
+        "quick": {
+            "n_views": 200_000,
+            "n_users": 25_000,
+            "n_tweets": 20_000,
+            "skew": 1.1,
+            "outage_hours": 4,
+            "utilization": 0.7,
+            "normal_parallelism": 4,
+            "startup_tasks": 16,
+            "startup_repeats": 3,
+        },
+        "full": {
+            "n_views": 1_000_000,
+            "n_users": 250_000,
+            "n_tweets": 100_000,
+            "skew": 1.1,
+            "outage_hours": 4,
+            "utilization": 0.7,
+            "normal_parallelism": 4,
+            "startup_tasks": 32,
+            "startup_repeats": 5,
+        },
+    },
     # seed 001, FLIP-140: the ValueState micro-benchmark (skewlab bench value-state)
     "value-state": {
         "tiny": {"keys": 2_000, "runs": 1},
