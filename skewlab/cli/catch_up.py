@@ -48,7 +48,7 @@ def register(subparsers) -> None:
         "--utilization",
         type=float,
         default=None,
-        help="input rate as a share of the normal job's capacity (default 0.7)",
+        help="input rate as a share of the slowest curve's normal capacity (default 0.7)",
     )
     parser.add_argument(
         "--parallelism",

@@ -71,9 +71,12 @@ __all__ = [
     "MeasuredInputs",
     "catch_up_curve",
     "catch_up_seconds",
+    "describe",
     "format_summary",
     "max_subtask_share",
     "measure",
+    "measured_inputs",
+    "measured_table",
     "run_experiment",
     "zipf_shares",
 ]
@@ -359,8 +362,9 @@ def run_experiment(
 ) -> BenchResult:
     """Measure the three curves' inputs on real runs and simulate their catch-up curves.
 
-    The input rate is ``utilization`` times the uniform naive job's capacity at its normal
-    parallelism (``parallelism``, default the profile's): the job was sized for the normal load.
+    The input rate, the same for every curve, is ``utilization`` times the smallest of the
+    curves' capacities at the normal parallelism (``parallelism``, default the profile's): every
+    configuration keeps up with the normal load.
     ``runs`` is not used (each measurement is one run).
     """
     from tqdm.auto import tqdm
@@ -413,11 +417,10 @@ def run_experiment(
     bar.close()
     for frame in views.values():
         frame.unpersist()
-    uniform_naive = inputs[0]  # CURVES[0]: the load the job was sized for
-    rate = (
-        util
-        * uniform_naive.per_subtask_rate
-        / max_subtask_share(uniform_naive.key_shares, normal_p, uniform_naive.max_parallelism)
+    # the same traffic for every curve, which each keeps up with at its normal parallelism
+    rate = util * min(
+        i.per_subtask_rate / max_subtask_share(i.key_shares, normal_p, i.max_parallelism)
+        for i in inputs
     )
     curves = pd.concat(
         [
@@ -486,3 +489,83 @@ def with_inputs(inputs: MeasuredInputs, **changes: Any) -> MeasuredInputs:
     if "key_shares" in changes and not changes["key_shares"]:
         raise SkewlabInputError("key_shares must name at least one key")
     return replace(inputs, **changes)
+
+
+def measured_table(result: BenchResult) -> pd.DataFrame:
+    """The figures measured on real runs, one row per curve."""
+    rows = []
+    for m in result.summary["measured"]:
+        capacity = m["measured_capacity"]
+        rows.append(
+            {
+                "curve": m["label"],
+                "per_subtask_rate": m["per_subtask_rate"],
+                "capacity_at_1": capacity.get("1"),
+                "capacity_at_2": capacity.get("2"),
+                "hottest_key_share": m["hottest_key_share"],
+                "keys": m["keys"],
+                "state_bytes_per_key": m["state_bytes_per_key"],
+                "snapshot_us_per_kib": m["snapshot_seconds_per_byte"] * 1024e6,
+                "restore_us_per_kib": m["restore_seconds_per_byte"] * 1024e6,
+                "task_startup_seconds": m["task_startup_seconds"],
+            }
+        )
+    return pd.DataFrame(rows).set_index("curve")
+
+
+def measured_inputs(result: BenchResult) -> list[MeasuredInputs]:
+    """The measured inputs of a result, with synthetic key shares of the same number of keys
+    (uniform, or Zipf at the profile's skew) -- what the explorer's sliders start from."""
+    skew = profile_settings(EXPERIMENT, result.profile)["skew"]
+    out = []
+    for m in result.summary["measured"]:
+        n = m["keys"]
+        shares = (
+            zipf_shares(n, skew)
+            if m["distribution"] == "zipf"
+            else {f"tweet-{i}": 1 / n for i in range(n)}
+        )
+        out.append(
+            MeasuredInputs(
+                m["label"],
+                m["strategy"],
+                m["distribution"],
+                m["per_subtask_rate"],
+                {int(k): v for k, v in m["measured_capacity"].items()},
+                shares,
+                m["state_bytes_per_key"],
+                m["snapshot_seconds_per_byte"],
+                m["restore_seconds_per_byte"],
+                m["task_startup_seconds"],
+                m["max_parallelism"],
+            )
+        )
+    return out
+
+
+def describe(result: BenchResult) -> str:
+    """The run's own figures, in sentences (what the notebook states)."""
+    s = result.summary
+    measured = {m["label"]: m for m in s["measured"]}
+    parts = [
+        f"The input arrives at {s['rate_records_per_second']:,.0f} records/s and the outage "
+        f"lasted {s['outage_hours']:g} h: a backlog of "
+        f"{s['rate_records_per_second'] * s['outage_hours'] * 3600:,.0f} records."
+    ]
+    for label, _, _ in CURVES:
+        key = label.lower().replace(", ", "_").replace(" ", "_")
+        m = measured[label]
+        best, hours = s[f"{key}_best_parallelism"], s[f"{key}_best_hours"]
+        outcome = (
+            "never catches up"
+            if best is None
+            else f"catches up fastest at parallelism {best} ({hours:.2f} h)"
+        )
+        parts.append(
+            f"{label}: one subtask measured {m['per_subtask_rate']:,.0f} records/s, the hottest "
+            f"key holds {m['hottest_key_share']:.1%} of the records, the simulated capacity tops "
+            f"out at {s[f'{key}_capacity_ceiling']:,.0f} records/s, and the job {outcome}."
+        )
+    startup = s["measured"][0]["task_startup_seconds"]
+    parts.append(f"Spark started each extra task in {startup:.3f} s here (measured).")
+    return " ".join(parts)

@@ -81,11 +81,18 @@ from skewlab.strategies.resume import run_with_savepoint
 __all__ = [
     "EXPERIMENT",
     "SEED_EXAMPLE",
+    "case_rows",
+    "cases_table",
+    "describe",
     "format_summary",
+    "in_flight_table",
     "key_assignment_table",
+    "native_table",
     "restore_table",
     "run_experiment",
     "seed_example",
+    "seed_rows",
+    "source_offsets",
     "storage_models",
     "summarize",
 ]
@@ -366,3 +373,138 @@ def format_summary(result: BenchResult) -> str:
         f"  digest equal after every rescale:        {s['digest_equal_after_rescale']}",
     ]
     return "\n".join(lines)
+
+
+def cases_table(result: BenchResult) -> pd.DataFrame:
+    """Per realistic case and restore way: totals over the new subtasks, and the job's modelled
+    restore time on each storage (its slowest new subtask's)."""
+    frame = case_rows(result)
+    totals = frame.groupby(["case", "distribution", "way"], sort=False).agg(
+        bytes_read=("bytes_read", "sum"),
+        requests=("requests", "sum"),
+        files_opened=("files_opened", "sum"),
+        keys_read=("keys_read", "sum"),
+        keys_kept=("keys_kept", "sum"),
+        seconds=("seconds", "sum"),
+        **{
+            c.replace("modelled_seconds_", "job_seconds_"): (c, "max")
+            for c in frame.columns
+            if c.startswith("modelled_seconds_")
+        },
+    )
+    return totals
+
+
+def native_table(result: BenchResult) -> pd.DataFrame:
+    """RocksDB's native restore per method: totals over the new subtasks (bytes read counts the
+    checkpoint files a clip copies, and the keys and values copied or ingested)."""
+    frame = result.frame()
+    frame = frame[frame["way"].str.startswith("rocksdb_")]
+    return frame.groupby(["case", "distribution", "way"], sort=False)[
+        ["bytes_read", "files_opened", "keys_read", "keys_kept", "seconds"]
+    ].sum()
+
+
+def describe(result: BenchResult) -> str:
+    """The run's own figures, in sentences (what the notebook states)."""
+    s = result.summary
+    seed = {w: s[f"seed_{w}_bytes_read"] for w in RESTORE_WAYS}
+    requests = {w: s[f"seed_{w}_requests"] for w in RESTORE_WAYS}
+    return (
+        f"In the seed's example the four new subtasks read {seed['read_all']:,} bytes in "
+        f"{requests['read_all']} requests reading everything, {seed['per_key_index']:,} bytes in "
+        f"{requests['per_key_index']} requests through a per-key index, and "
+        f"{seed['key_groups']:,} bytes in {requests['key_groups']} requests by key-group ranges. "
+        f"Over the realistic cases, reading everything read "
+        f"{s['bytes_read_ratio_naive_over_keygroups']:.2f}x the bytes of the key-group way, and "
+        f"the per-key index issued {s['requests_ratio_index_over_keygroups']:.1f}x its requests; "
+        f"every key-group restore read exactly the bytes of the entries it kept: "
+        f"{s['keygroups_read_only_owned_bytes']}; every resumed run ended with the reference "
+        f"digest: {s['digest_equal_after_rescale']}."
+    )
+
+
+def source_offsets(partitions: int, parallelism: int) -> list[list[str]]:
+    """A Kafka-like source's operator state, the seed's example: ``partition:offset`` pairs,
+    partition ``i`` read by subtask ``i % parallelism`` (offsets made up as ``100 + 7 i``).
+
+    Example::
+
+        >>> source_offsets(4, 3)
+        [['p0:100', 'p3:121'], ['p1:107'], ['p2:114']]
+    """
+    return [
+        [f"p{i}:{100 + 7 * i}" for i in range(partitions) if i % parallelism == subtask]
+        for subtask in range(parallelism)
+    ]
+
+
+def in_flight_table(
+    views, *, parallelism: int = 2, new_parallelism: int = 3, max_count: int = 400, spark=None
+) -> pd.DataFrame:
+    """Seed 000's note 2 on real runs: a buffered job stopped with records in flight, the three
+    ways its buffer enters the savepoint, resumed at ``new_parallelism``. Per policy: the
+    in-flight elements the savepoint holds, how many split-distribute would send to a subtask
+    that does not own their key, and whether the resumed run ended with the reference digest
+    (the list-state policy is refused before its second job when any would be misrouted)."""
+    from skewlab.errors import SkewlabInputError
+    from skewlab.strategies import Buffered
+    from skewlab.strategies.resume import (
+        misrouted_in_flight,
+        resume_from_savepoint,
+        stop_with_savepoint,
+    )
+
+    spark = spark or views.sparkSession
+    reference = result_digest(spark_reference_aggregate(views))
+    strategy = Buffered(max_count=max_count, trigger_interval_ms=0, buffer="list")
+    job = JobConfig(parallelism=parallelism, latency_profile=None)
+    stop_at = views.count() // 2
+    rows = []
+    scratch = Path(tempfile.mkdtemp(prefix="skewlab-in-flight-"))
+    try:
+        for policy in ("operator_state", "flush", "keyed_state"):
+            path = scratch / policy
+            _, first, savepoint = stop_with_savepoint(
+                views, strategy, job, savepoint_at=stop_at, path=path, in_flight=policy,
+                spark=spark,
+            )  # fmt: skip
+            operator = savepoint.operators["1:buffered"]
+            held = operator.keyed["in-flight"].entries if "in-flight" in operator.keyed else 0
+            if operator.operator_state is not None:
+                held = sum(
+                    len(operator.operator_state.elements(i, "in-flight"))
+                    for i in range(savepoint.parallelism)
+                )
+            wrong = sum(misrouted_in_flight(savepoint, new_parallelism))
+            try:
+                _, second = resume_from_savepoint(
+                    views, strategy, job, savepoint, parallelism=new_parallelism,
+                    in_flight=policy, spark=spark,
+                )  # fmt: skip
+                outcome = result_digest({**first, **second}) == reference
+            except SkewlabInputError:
+                outcome = "refused"
+            rows.append(
+                {
+                    "in_flight": policy,
+                    "in_flight_elements": held,
+                    "misrouted_at_new_parallelism": wrong,
+                    "resumed_digest_equals_reference": outcome,
+                }
+            )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return pd.DataFrame(rows)
+
+
+def seed_rows(result: BenchResult) -> pd.DataFrame:
+    """The seed example's restore rows of a result."""
+    frame = result.frame()
+    return frame[frame["case"].str.startswith("seed")]
+
+
+def case_rows(result: BenchResult) -> pd.DataFrame:
+    """The realistic cases' restore rows (the three ways; RocksDB's native rows left out)."""
+    frame = result.frame()
+    return frame[~frame["case"].str.startswith("seed") & frame["way"].isin(RESTORE_WAYS)]

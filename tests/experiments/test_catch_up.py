@@ -100,3 +100,11 @@ def test_catch_up_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
     for m in summary["measured"]:
         assert m["per_subtask_rate"] > 0 and m["state_bytes_per_key"] > 0
     assert len(list(tmp_path.glob("catch_up-tiny-*.json"))) == 1
+
+
+def test_catch_up_has_help_with_examples(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["catch-up", "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert "examples:" in out and "skewlab catch-up" in out
