@@ -48,15 +48,11 @@ import numpy as np
 from skewlab.engine.config import JobConfig
 from skewlab.engine.operator import Operator, OperatorContext
 from skewlab.engine.recovery import InjectedFailure, Recovery
-from skewlab.engine.savepoint import (
-    OPERATOR_STATE,
-    Savepoint,
-    operator_directory,
-    write_json_atomically,
-)
+from skewlab.engine.savepoint import OPERATOR_STATE, Savepoint, operator_directory
 from skewlab.engine.stage import StageSpec
 from skewlab.errors import SkewlabInputError
 from skewlab.state.api import KeyedStateBackend, Serializer
+from skewlab.state.metadata_file import write_json_atomically
 from skewlab.state.operator_state import OperatorStateSnapshot, write_operator_state
 from skewlab.state.restore import RestoreIO, restore_key_groups
 from skewlab.state.snapshot import (

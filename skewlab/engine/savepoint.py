@@ -47,6 +47,7 @@ from typing import Any
 
 from skewlab.errors import SkewlabInputError
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
+from skewlab.state.metadata_file import read_metadata, write_metadata
 from skewlab.state.operator_state import OperatorStateSnapshot
 from skewlab.state.snapshot import KeyedStateSnapshot, KeyGroupsStateHandle
 
@@ -58,13 +59,11 @@ __all__ = [
     "discard_savepoint",
     "operator_directory",
     "publish_savepoint",
-    "write_json_atomically",
 ]
 
 #: The version of the savepoint layout; another is refused.
 SAVEPOINT_FORMAT_VERSION = 1
-_METADATA = "_metadata"
-_KIND = "skewlab savepoint"
+_KIND = "savepoint"
 _MANIFEST = re.compile(r"^subtask-(\d+)\.manifest$")
 OPERATOR_STATE = "operator-state"
 
@@ -78,25 +77,6 @@ def operator_directory(operator_id: str) -> str:
         '2-salted-final'
     """
     return re.sub(r"[^A-Za-z0-9_.-]", "-", operator_id)
-
-
-def write_json_atomically(path: str | os.PathLike[str], data: Any) -> None:
-    """Write ``data`` as JSON to a temporary name, flush it to disk, rename it into place.
-
-    Example::
-
-        >>> import tempfile, pathlib
-        >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.json"; write_json_atomically(p, {"a": 1})
-        >>> json.loads(p.read_text())
-        {'a': 1}
-    """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    with open(tmp, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=1)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
 
 
 def begin_savepoint(target: str | os.PathLike[str]) -> Path:
@@ -152,30 +132,11 @@ class Savepoint:
         """
         path = Path(path)
         where = f"savepoint {path}"
-        if path.is_file():
-            raise SkewlabInputError(f"{where} is a file, not a savepoint directory")
-        if not path.is_dir():
-            raise SkewlabInputError(f"{where} does not exist")
         if ".inprogress-" in path.name:
             raise SkewlabInputError(f"{where} is an in-progress savepoint, never published")
-        if not any(path.iterdir()):
+        if path.is_dir() and not any(path.iterdir()):
             raise SkewlabInputError(f"{where} is empty")
-        meta = path / _METADATA
-        if not meta.is_file():
-            raise SkewlabInputError(
-                f"{where} has no {_METADATA} file (incomplete or not a savepoint)"
-            )  # noqa: E501
-        try:
-            data = json.loads(meta.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise SkewlabInputError(f"{where}: {_METADATA} is truncated or not JSON") from None
-        if not isinstance(data, dict) or data.get("kind") != _KIND:
-            raise SkewlabInputError(f"{where}: {_METADATA} is not a skewlab savepoint's")
-        if data.get("format_version") != SAVEPOINT_FORMAT_VERSION:
-            raise SkewlabInputError(
-                f"{where}: format version {data.get('format_version')!r} is unknown; this "
-                f"skewlab reads version {SAVEPOINT_FORMAT_VERSION}"
-            )
+        data = read_metadata(path, kind=_KIND, version=SAVEPOINT_FORMAT_VERSION, where=where)
         numbers = {}
         for name, low in (("max_parallelism", 1), ("parallelism", 1), ("source_position", 0)):
             value = data.get(name)
@@ -193,7 +154,7 @@ class Savepoint:
             )
         operators_meta = data.get("operators")
         if not isinstance(operators_meta, dict) or not operators_meta:
-            raise SkewlabInputError(f"{where}: no operators in {_METADATA}")
+            raise SkewlabInputError(f"{where}: its metadata names no operators")
         operators = {}
         for operator_id, info in operators_meta.items():
             if not isinstance(info, dict) or not isinstance(info.get("keyed_states"), list):
@@ -310,8 +271,8 @@ def publish_savepoint(
         }
     if not operators:
         raise RuntimeError(f"savepoint {work} holds no operator's state")
-    write_json_atomically(
-        work / _METADATA,
+    write_metadata(
+        work,
         {
             "kind": _KIND,
             "format_version": SAVEPOINT_FORMAT_VERSION,

@@ -14,6 +14,7 @@
 ``restore``            restore at a new parallelism: read-all, per-key index, key groups
 ``rocksdb_native``     RocksDB's native snapshot, restored by clipping, copying or SST ingestion
 ``operator_state``     list state redistributed: split-distribute, union, broadcast
+``metadata_file``      a snapshot directory's ``_metadata``: written atomically, read back checked
 =====================  ===============================================================
 
 Example::

@@ -31,7 +31,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 from collections.abc import Mapping, Sequence
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from skewlab.errors import SkewlabInputError
+from skewlab.state.metadata_file import read_metadata, write_metadata
 from skewlab.validation import check_choice, check_whole
 
 __all__ = [
@@ -55,8 +55,7 @@ DISTRIBUTION_MODES = ("split_distribute", "union", "broadcast")
 #: The version of the operator-state files' format.
 OPERATOR_STATE_FORMAT_VERSION = 1
 
-_METADATA = "_metadata"
-_KIND = "skewlab operator-state snapshot"
+_KIND = "operator-state snapshot"
 _LENGTH = struct.Struct(">I")
 
 T = TypeVar("T")
@@ -169,10 +168,7 @@ class OperatorStateSnapshot:
             "modes": snapshot.modes,
             "handles": list(snapshot.handles),
         }
-        path = snapshot.directory / _METADATA
-        tmp = path.with_name(_METADATA + ".tmp")
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        os.replace(tmp, path)
+        write_metadata(snapshot.directory, data)
         return snapshot
 
     @classmethod
@@ -180,22 +176,12 @@ class OperatorStateSnapshot:
         """Read and check the metadata and the files' lengths; a damaged snapshot is refused."""
         directory = Path(directory)
         where = f"operator-state snapshot {directory}"
-        if not (directory / _METADATA).is_file():
-            raise SkewlabInputError(f"{where} has no {_METADATA} file")
-        try:
-            data = json.loads((directory / _METADATA).read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise SkewlabInputError(f"{where}: {_METADATA} is truncated or not JSON") from None
-        if not isinstance(data, dict) or data.get("kind") != _KIND:
-            raise SkewlabInputError(f"{where}: {_METADATA} is not an operator-state snapshot's")
-        if data.get("format_version") != OPERATOR_STATE_FORMAT_VERSION:
-            raise SkewlabInputError(
-                f"{where}: format version {data.get('format_version')!r} is unknown; this "
-                f"skewlab reads version {OPERATOR_STATE_FORMAT_VERSION}"
-            )
+        data = read_metadata(
+            directory, kind=_KIND, version=OPERATOR_STATE_FORMAT_VERSION, where=where
+        )
         modes, handles = data.get("modes"), data.get("handles")
         if not isinstance(modes, dict) or not isinstance(handles, list) or not handles:
-            raise SkewlabInputError(f"{where}: {_METADATA} has no modes or no handles")
+            raise SkewlabInputError(f"{where}: its metadata has no modes or no handles")
         for i, handle in enumerate(handles):
             file = handle.get("file") if isinstance(handle, dict) else None
             if not isinstance(file, str) or "/" in file or not (directory / file).is_file():

@@ -49,7 +49,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 from collections.abc import Iterable, Iterator
@@ -60,6 +59,7 @@ from typing import Any
 from skewlab.errors import SkewlabInputError
 from skewlab.state.api import KeyedStateBackend, PickleSerializer, Serializer
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM, KeyGroupRange
+from skewlab.state.metadata_file import METADATA_FILE, read_metadata, write_metadata
 from skewlab.state.rocksdb import decode_key, encode_key
 from skewlab.validation import check_whole
 
@@ -83,8 +83,6 @@ __all__ = [
 
 #: The version of this format; a snapshot of any other version is refused.
 SNAPSHOT_FORMAT_VERSION = 1
-#: The metadata file of a snapshot directory (Flink's is ``_metadata`` too).
-METADATA_FILE = "_metadata"
 #: The first bytes of every state file (a foreign or empty file is told apart at once).
 FILE_MAGIC = b"SKGS\x00\x00\x00\x01"
 #: How keys are written: 2-byte key group, a tag, then a Java long or UTF-8 text.
@@ -94,7 +92,7 @@ INDEX_ENTRY = struct.Struct(">HQI")
 
 _KEY_LEN = struct.Struct(">H")
 _VALUE_LEN = struct.Struct(">I")
-_METADATA_KIND = "skewlab keyed-state snapshot"
+_METADATA_KIND = "keyed-state snapshot"
 
 
 def serializer_name(serializer: Any) -> str:
@@ -602,13 +600,7 @@ class KeyedStateSnapshot:
             extra=dict(extra),
         )
         snapshot._check_tiling()
-        path = snapshot.directory / METADATA_FILE
-        tmp = path.with_name(METADATA_FILE + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as out:
-            json.dump(snapshot.to_dict(), out, indent=1)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
+        write_metadata(snapshot.directory, snapshot.to_dict())
         return snapshot
 
     @classmethod
@@ -627,29 +619,9 @@ class KeyedStateSnapshot:
         """
         directory = Path(directory)
         where = f"keyed-state snapshot {directory}"
-        if directory.is_file():
-            raise SkewlabInputError(f"{where} is a file, not a snapshot directory")
-        if not directory.is_dir():
-            raise SkewlabInputError(f"{where} does not exist")
-        meta = directory / METADATA_FILE
-        if not meta.is_file():
-            raise SkewlabInputError(
-                f"{where} has no {METADATA_FILE} file (empty, incomplete, or not a snapshot)"
-            )
-        try:
-            data = json.loads(meta.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise SkewlabInputError(
-                f"{where}: {METADATA_FILE} is truncated or not JSON ({exc.__class__.__name__})"
-            ) from None
-        if not isinstance(data, dict) or data.get("kind") != _METADATA_KIND:
-            raise SkewlabInputError(f"{where}: {METADATA_FILE} is not a keyed-state snapshot's")
-        version = data.get("format_version")
-        if version != SNAPSHOT_FORMAT_VERSION:
-            raise SkewlabInputError(
-                f"{where}: format version {version!r} is unknown; this skewlab reads version "
-                f"{SNAPSHOT_FORMAT_VERSION}"
-            )
+        data = read_metadata(
+            directory, kind=_METADATA_KIND, version=SNAPSHOT_FORMAT_VERSION, where=where
+        )  # noqa: E501
         if data.get("key_serializer") != KEY_SERIALIZER:
             raise SkewlabInputError(
                 f"{where}: keys written as {data.get('key_serializer')!r}, this skewlab reads "

@@ -199,7 +199,7 @@ def test_a_foreign_path_or_another_max_parallelism_is_refused(savepoint_path, tm
     with pytest.raises(SkewlabInputError, match="max parallelism 16; this job has 128"):
         Savepoint.load(savepoint_path, max_parallelism=128)
     (tmp_path / "a-file").write_text("x")
-    with pytest.raises(SkewlabInputError, match="is a file, not a savepoint directory"):
+    with pytest.raises(SkewlabInputError, match="is a file, not a directory"):
         Savepoint.load(tmp_path / "a-file")
     (tmp_path / "empty").mkdir()
     with pytest.raises(SkewlabInputError, match="is empty"):

@@ -185,7 +185,7 @@ def test_damaged_snapshots_are_refused_with_one_line(snapshot_dir, damage, messa
 
 def test_a_path_that_is_a_file_or_an_empty_directory_is_refused(tmp_path):
     (tmp_path / "file").write_text("x")
-    with pytest.raises(SkewlabInputError, match="is a file, not a snapshot directory"):
+    with pytest.raises(SkewlabInputError, match="is a file, not a directory"):
         KeyedStateSnapshot.load(tmp_path / "file")
     (tmp_path / "empty").mkdir()
     with pytest.raises(SkewlabInputError, match="has no _metadata"):
