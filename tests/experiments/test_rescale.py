@@ -67,3 +67,18 @@ def test_bench_rescale_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
 def test_bad_cases_are_refused_before_any_work():
     with pytest.raises(SkewlabInputError, match="exceeds the max parallelism 128"):
         rescale.run_experiment("tiny", cases=[(3, 200)])
+
+
+def test_a_buffers_in_flight_records_three_ways_on_real_runs(spark):
+    from skewlab.inputs.views import ViewSpec, generate_views
+
+    views = generate_views(spark, ViewSpec(2_000, 300, 200, seed=1)).cache()
+    table = rescale.in_flight_table(views, parallelism=2, new_parallelism=3, spark=spark)
+    rows = table.set_index("in_flight")
+    assert rows.loc["operator_state", "in_flight_elements"] > 0
+    assert rows.loc["operator_state", "misrouted_at_new_parallelism"] > 0
+    assert rows.loc["operator_state", "resumed_digest_equals_reference"] == "refused"
+    assert rows.loc["flush", "in_flight_elements"] == 0
+    assert rows.loc["keyed_state", "in_flight_elements"] > 0
+    assert rows.loc["flush", "resumed_digest_equals_reference"] is True
+    assert rows.loc["keyed_state", "resumed_digest_equals_reference"] is True

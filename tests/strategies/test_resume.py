@@ -175,7 +175,7 @@ def test_a_failure_needs_a_master_that_retries(views, spark):
 
 FAILURE_SCRIPT = """
 import json, skewlab
-from skewlab.strategies import Naive, Buffered, Salted, Sorted
+from skewlab.strategies import Naive, Buffered, Cached, Salted, Sorted
 from skewlab.strategies.resume import run_with_failure, run_with_savepoint
 spark = skewlab.get_spark()
 views = skewlab.generate_views(spark, skewlab.ViewSpec(2_000, 300, 30, "zipf", 1.1, seed=8)).cache()
@@ -192,7 +192,8 @@ for params, interval in [(Naive(backend="rocksdb"), 150), (Naive(backend="heap")
         "records_in": r.records_in, "ok": counted, "retried": rec["retried_subtasks"],
         "restored_from": rec["restored_from"], "skipped": rec["replay_skipped"],
     }))
-for params in [Naive(backend="rocksdb"), Salted(salt_buckets=2)]:
+for params in [Naive(backend="rocksdb"), Naive(backend="heap"), Cached(cache_entries=8),
+               Buffered(max_count=64, trigger_interval_ms=0), Salted(salt_buckets=2), Sorted()]:
     run = run_with_savepoint(views, params, job, savepoint_at=777, resume_parallelism=3)
     print(json.dumps({
         "case": "rescale", "strategy": params.name, "digest": run.result_digest == reference,
@@ -213,6 +214,7 @@ def run_script(master: str) -> list[dict]:
 
 
 def check_failure_rows(rows: list[dict]) -> None:
+    assert len([r for r in rows if r["case"] == "rescale"]) == 6
     assert {r["strategy"] for r in rows if r["case"] == "failure"} == {
         "naive",
         "buffered",
@@ -239,3 +241,16 @@ def test_failure_and_rescale_on_a_local_cluster():
     """Separate executor JVMs and Python workers: savepoints and checkpoints are files every
     executor reaches; nothing relies on driver-side state."""
     check_failure_rows(run_script("local-cluster[2,1,1024]"))
+
+
+def test_a_savepoint_of_heap_state_restores_into_rocksdb(views, reference, tmp_path):
+    """The snapshot format is the backend's business only until it is written: heap and
+    RocksDB write the same entries (values through the same serializer)."""
+    _, first, savepoint = stop_with_savepoint(
+        views, Naive(backend="heap"), JOB, savepoint_at=900, path=tmp_path / "sp"
+    )
+    after, second = resume_from_savepoint(
+        views, Naive(backend="rocksdb"), JOB, savepoint, parallelism=3
+    )
+    assert result_digest({**first, **second}) == reference
+    assert after.extra["recovery"]["restored_keys"] == savepoint.entries
