@@ -23,6 +23,10 @@ EXPERIMENTS = {
         "skewlab.experiments.sorted_input",
         "seed 001 (FLIP-140): WordCount, keyed RocksDB/heap vs sorted input with single-key state",
     ),
+    "rescale": (
+        "skewlab.experiments.rescale",
+        "seed 002: restore at a new parallelism -- read-all vs per-key index vs key groups",
+    ),
     "value-state": (
         "skewlab.experiments.value_state",
         "seed 001 (FLIP-140): ValueState micro-benchmark, heap / rocksdb / single_key in ops/ms",
@@ -38,6 +42,7 @@ examples:
   skewlab bench cache --write-batch 64        # the batched write-back: 64 evictions per batch
   skewlab bench sorted --key-type string      # FLIP-140 WordCount with string keys
   skewlab bench value-state --json            # FLIP-140 ValueState ops/ms
+  skewlab bench rescale --profile tiny        # seed 002: restore I/O three ways, Figure 3
 """
 
 

@@ -6,6 +6,12 @@ import argparse
 import dataclasses
 from pathlib import Path
 
+from skewlab.cli._recovery_options import EXAMPLES as RECOVERY_EXAMPLES
+from skewlab.cli._recovery_options import (
+    add_recovery_options,
+    recovery_requested,
+    run_with_recovery,
+)
 from skewlab.cli.generate import add_view_options
 from skewlab.engine.config import DEFAULT_LATENCY_PROFILE, JobConfig
 from skewlab.errors import SkewlabInputError
@@ -15,7 +21,8 @@ from skewlab.strategies import KEYED_BACKENDS, STRATEGIES, StrategyParameters, s
 
 DEFAULT_VIEWS = 100_000
 
-EXAMPLES = """\
+EXAMPLES = (
+    """\
 examples:
   skewlab run naive --views 100000 --tweets 20 --backend rocksdb
   skewlab run buffered --views 100000 --tweets 20 --trigger-interval-ms 100 --max-count 1000
@@ -28,7 +35,11 @@ or the path of a saved view set (from 'skewlab generate'). A strategy takes only
 options: naive --backend --cache-entries; cached --cache-entries; buffered --buffer
 --trigger-interval-ms --max-count --backend --cache-entries; salted --salt-buckets --backend
 --cache-entries; sorted and spark_sql none.
+
+savepoints and failures (naive, salted, buffered, cached, sorted):
 """
+    + RECOVERY_EXAMPLES
+)
 
 #: command-line option -> the strategy parameter it sets (only the strategy's own are allowed)
 STRATEGY_OPTIONS = {
@@ -109,6 +120,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--master", default=None, help="Spark master URL (default local[*])")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_recovery_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -163,9 +175,12 @@ def run(args: argparse.Namespace) -> int:
     from skewlab.strategies import run_strategy
 
     strategy, job = strategy_from_args(args), job_from_args(args)
+    recovering = recovery_requested(args)
     path, spec = _views_source(args)
     spark = get_spark(args.master)
     views = load_views(spark, path) if path is not None else generate_views(spark, spec)
+    if recovering:
+        return run_with_recovery(args, views, strategy, job, spark)
     result, _ = run_strategy(views, strategy, job, spark)
     if args.json:
         print(result.to_json())

@@ -14,6 +14,9 @@ operators do exactly the per-record state work the seeds talk about.
 ``job``       run stages on Spark and collect their results and metrics
 ``metrics``   ``RunResult``: every subtask's counters folded, modelled I/O included
 ``histogram`` a mergeable latency histogram;  ``memory``: a subtask's traced peak memory
+``recovery``  a job's savepoint, checkpoint and injected-failure settings
+``savepoint`` a savepoint directory: published atomically, loaded and checked whole
+``checkpointing``  restore, periodic checkpoints, stop-with-savepoint around an operator chain
 ============  ==================================================================
 
 Example::

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from skewlab.engine.recovery import Recovery
 from skewlab.iomodel.profiles import load_profile
 from skewlab.state.key_groups import (
     UPPER_BOUND_MAX_PARALLELISM,
@@ -54,6 +55,8 @@ class JobConfig:
         trace_memory: trace each subtask's Python allocations for their peak
             (:mod:`skewlab.engine.memory`); slows allocation-heavy work, so only for runs that
             measure memory.
+        recovery: savepoints, checkpoints and an injected failure
+            (:class:`~skewlab.engine.recovery.Recovery`); ``None`` for none.
     """
 
     parallelism: int | None = None
@@ -63,6 +66,7 @@ class JobConfig:
     track_keys: bool = False
     latency_profile: str | None = DEFAULT_LATENCY_PROFILE
     trace_memory: bool = False
+    recovery: Recovery | None = None
 
     def __post_init__(self) -> None:
         p, max_p = self.parallelism, self.max_parallelism

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from skewlab.engine.checkpointing import prepare_stage
 from skewlab.engine.config import JobConfig
 from skewlab.engine.metrics import SubtaskMetrics
 from skewlab.engine.routing import KEY_GROUP, OPERATOR, identity_partition, with_key_groups
@@ -37,6 +38,7 @@ def run_stage(df, spark, stage: StageSpec, job: JobConfig):
     :mod:`skewlab.engine.stage`)."""
     if job.parallelism is None or job.max_parallelism is None:
         raise ValueError("run_stage needs a resolved JobConfig (JobConfig.resolved)")
+    df, stage = prepare_stage(df, stage, job)  # savepoints and checkpoints, if the job has any
     routed = with_key_groups(df, stage.key_col, job.max_parallelism, job.parallelism)
     routed = identity_partition(routed, spark, job.parallelism)
     if stage.order_by:

@@ -55,6 +55,7 @@ class SubtaskMetrics:
     latency: list[int] = field(default_factory=list)
     peak_memory_bytes: int = 0
     inputs: list[str] = field(default_factory=list)
+    recovery: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -191,8 +192,7 @@ def fold_metrics(
         modelled_io_seconds=modelled.seconds if modelled is not None else None,
         modelled_records_per_second=_modelled_rate(processed, modelled),
         subtasks=[_subtask_row(m) for m in metrics],
-        extra=({"modelled_io": modelled.to_dict()} if modelled is not None else {})
-        | {"operator_inputs": _operator_inputs(metrics)},
+        extra=_extra(metrics, modelled),
     )
 
 
@@ -203,6 +203,26 @@ def _operator_inputs(metrics: list[SubtaskMetrics]) -> dict[str, list[str]]:
     for m in metrics:
         inputs.setdefault(m.stage, set()).update(m.inputs)
     return {stage: sorted(columns) for stage, columns in sorted(inputs.items())}
+
+
+def _extra(metrics: list[SubtaskMetrics], modelled: ModelledIO | None) -> dict[str, Any]:
+    """The modelled I/O's breakdown, the operators' input columns and, for a job with
+    savepoints or checkpoints, what its subtasks restored, checkpointed and replayed."""
+    extra: dict[str, Any] = {"modelled_io": modelled.to_dict()} if modelled is not None else {}
+    extra["operator_inputs"] = _operator_inputs(metrics)
+    recoveries = [m.recovery for m in metrics if m.recovery]
+    if recoveries:
+        totals = ("restore_bytes", "restore_requests", "restored_keys", "checkpoints")
+        extra["recovery"] = {name: sum(r.get(name, 0) for r in recoveries) for name in totals} | {
+            "restore_seconds_max": max(r.get("restore_seconds", 0.0) for r in recoveries),
+            "snapshot_seconds_max": max(r.get("snapshot_seconds", 0.0) for r in recoveries),
+            "replay_skipped": sum(r.get("replay_skipped", 0) for r in recoveries),
+            "restored_from": sorted(
+                {r["restored_from"] for r in recoveries if r.get("restored_from")}
+            ),
+            "retried_subtasks": sum(1 for r in recoveries if r.get("attempt", 0) > 0),
+        }
+    return extra
 
 
 def _latency_histogram(metrics: list[SubtaskMetrics]) -> LatencyHistogram:

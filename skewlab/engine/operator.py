@@ -13,6 +13,8 @@ constructor arguments: a stage's operator factory is ``functools.partial(SomeOpe
                     with a paced source their release times (else ``None``)
 ``on_timer``        a processing-time timer registered with ``ctx.timers`` has fired
 ``finish``          end of (bounded) input: emit whatever is still held
+``snapshot_state``  write its state into a savepoint or a checkpoint
+``initialize_state`` restore its state before the first record (rescaled, or a checkpoint)
 ``close``           release resources; return the state backend's access counters
 ==================  ==========================================================================
 
@@ -44,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from skewlab.engine.config import JobConfig
 from skewlab.engine.metrics import SubtaskMetrics
 from skewlab.engine.output import Output
+from skewlab.errors import SkewlabInputError
 from skewlab.state.api import KeyedStateBackend
 from skewlab.state.state_backend import StateBackend
 
@@ -195,6 +198,20 @@ class Operator:
 
     def finish(self) -> None:  # noqa: B027 -- an optional hook
         """End of (bounded) input: emit whatever is still held."""
+
+    def snapshot_state(self, context: Any) -> None:  # noqa: B027 -- an optional hook
+        """Write this chain's state into a savepoint or checkpoint (Flink's ``snapshotState``;
+        ``context``: :class:`~skewlab.engine.checkpointing.StateSnapshotContext`). Stateless
+        operators write nothing."""
+
+    def initialize_state(self, context: Any) -> None:
+        """Restore this chain's state before its first record (Flink's ``initializeState``;
+        ``context``: :class:`~skewlab.engine.checkpointing.StateInitializationContext`). Called
+        only when there is state to restore; an operator without state refuses it."""
+        raise SkewlabInputError(
+            f"operator {self.ctx.stage.name!r} ({type(self).__name__}) keeps no state and cannot "
+            "restore any: the savepoint is another job's"
+        )
 
     def close(self) -> dict[str, Any]:
         """Release resources; return the state access stats as a dict ({} if stateless)."""

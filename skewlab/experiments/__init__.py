@@ -9,6 +9,8 @@
 ``cache``           seed 003, FLIP-325: an LRU cache of objects in front of RocksDB
 ``sorted_input``    seed 001, FLIP-140: WordCount, keyed state vs sorted input
 ``value_state``     seed 001, FLIP-140: the ValueState micro-benchmark
+``rescale``         seed 002: restore at a new parallelism three ways, RocksDB's native restore
+``catch_up``        seed 002: the outage backlog, measured rates and simulated parallelisms
 ==================  ===============================================================
 
 Example::
@@ -23,7 +25,9 @@ from __future__ import annotations
 from skewlab.experiments import (
     buffering,
     cache,
+    catch_up,
     latency_sweep,
+    rescale,
     salting,
     sorted_input,
     value_state,
@@ -37,9 +41,11 @@ __all__ = [
     "BenchResult",
     "buffering",
     "cache",
+    "catch_up",
     "latency_sweep",
     "latest_result",
     "profile_settings",
+    "rescale",
     "salting",
     "sorted_input",
     "value_state",

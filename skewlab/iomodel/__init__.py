@@ -6,6 +6,7 @@ accesses would cost there.
 ``fio``           import of any ``fio --output-format=json`` result as a profile
 ``disk_probe``    this machine's disk, measured the way the seed measured EBS
 ``model``         per-key ceilings of each strategy, and the modelled I/O time of a run
+``restore_time``  a restore's read requests priced on a disk profile or an object store
 ================  ===============================================================
 
 Example::

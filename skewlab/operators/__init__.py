@@ -4,6 +4,7 @@
 ``stateful``        one keyed state backend per subtask, its counters reported on close
 ``reduce``          keyed reduces of ``StatsState`` (naive, salting, sorted input)
 ``buffers``         seed 000's in-memory buffers (list, pre-aggregating, vectorized)
+``buffer_state``    a buffer's in-flight records in a savepoint (flushed, list or keyed state)
 ``count``           FLIP-325 / FLIP-140 count operators (keyed, sort-group, sorted)
 ``count_loops``     their compiled per-record loops
 ``running_count``   the seed's salted word count (running partials summed downstream)

@@ -36,6 +36,7 @@ from skewlab.aggregates.stats_state import (
 )
 from skewlab.engine.operator import IntervalTrigger, OperatorContext
 from skewlab.engine.routing import KEY_GROUP
+from skewlab.operators.buffer_state import restore_buffer, snapshot_buffer
 from skewlab.operators.stateful import StatefulOperator
 from skewlab.state.state_backend import StateBackend
 
@@ -96,6 +97,14 @@ class _Buffer(StatefulOperator):
 
     def finish(self) -> None:
         self.flush()
+
+    def snapshot_state(self, context) -> None:
+        """In-flight records as the job's policy says, then the keyed state
+        (:mod:`skewlab.operators.buffer_state`)."""
+        snapshot_buffer(self, context)
+
+    def initialize_state(self, context) -> None:
+        restore_buffer(self, context)
 
 
 class _PerRecordBuffer(_Buffer):

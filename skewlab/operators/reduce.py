@@ -115,6 +115,13 @@ class SortedReduce(StatefulOperator):
         self.current: str | None = None
         self.current_group = -1
         self.run_arrivals: list[tuple[int, int]] = []
+        recovery = ctx.job.recovery
+        #: finished keys' states, kept for a savepoint (only when the job stops with one)
+        self.finished: list[tuple[int, str, StatsState]] | None = (
+            [] if recovery is not None and recovery.stops else None
+        )
+        #: restored states by key, each seeding its key's run (``initialize_state``)
+        self.restored: dict[str, tuple[int, StatsState]] = {}
 
     def process(self, cols, n, arrivals) -> None:
         keys, groups = cols["tweet_id"], cols[KEY_GROUP]
@@ -130,6 +137,10 @@ class SortedReduce(StatefulOperator):
             if key != self.current:
                 self._emit_run()
                 self.current, self.current_group = key, groups[i]
+                if self.restored:
+                    seed = self.restored.pop(key, None)
+                    if seed is not None:
+                        put(groups[i], key, seed[1])
             arrival = clock() if arrivals is None else int(arrivals[i])
             self.run_arrivals.append((arrival, 1))
             one = of_view(key, view_regs[i], view_ranks[i], user_regs[i], user_ranks[i], precision)
@@ -142,7 +153,28 @@ class SortedReduce(StatefulOperator):
         state = self.state.get(self.current_group, self.current)
         self.ctx.output.emit_batch(self.current, state, self.run_arrivals)
         self.run_arrivals = []
+        if self.finished is not None:
+            self.finished.append((self.current_group, self.current, state))
 
     def finish(self) -> None:
         self._emit_run()
         self.current = None
+
+    def snapshot_state(self, context) -> None:
+        """The bounded input has ended: the last run ends, and every key's final state (with
+        restored keys this job never saw) is written in key-group order -- the order the
+        sorted input already has. Sorted input runs as a batch job: it takes no checkpoints."""
+        if self.finished is None or context.kind != "savepoint":
+            raise RuntimeError("sorted input takes savepoints at the end of its input only")
+        self.finish()
+        entries = self.finished + [(kg, key, state) for key, (kg, state) in self.restored.items()]
+        writer = context.keyed_writer(self.state_name, StatsSerializer)
+        for key_group, key, state in sorted(entries, key=lambda e: e[0]):
+            writer.add(key_group, key, state)
+        writer.close()
+
+    def initialize_state(self, context) -> None:
+        """Restored states wait for their key's run (a key the input never brings again keeps
+        its state, and the sink already holds its result)."""
+        for key_group, key, state in context.keyed_state(self.state_name, StatsSerializer):
+            self.restored[key] = (key_group, state)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from skewlab.engine.operator import Operator, OperatorContext
-from skewlab.state.api import KeyedStateBackend
+from skewlab.state.api import KeyedStateBackend, PickleSerializer, Serializer
 from skewlab.state.state_backend import StateBackend
 
 __all__ = ["StatefulOperator", "backend_counters"]
@@ -61,12 +61,32 @@ def backend_counters(backend: KeyedStateBackend) -> dict[str, Any]:
 
 
 class StatefulOperator(Operator):
-    """An operator with one keyed state backend per subtask, made from ``state_backend``."""
+    """An operator with one keyed state backend per subtask, made from ``state_backend``.
+
+    Its keyed state goes into a savepoint or checkpoint as keyed state ``"value"``, each value
+    through :attr:`state_serializer`, and comes back for the key groups the (new) subtask owns.
+    """
+
+    #: the name of the operator's keyed state in a snapshot
+    state_name = "value"
 
     def __init__(self, ctx: OperatorContext, state_backend: StateBackend) -> None:
         super().__init__(ctx)
+        self.state_backend = state_backend
         self.backend = ctx.create_keyed_state_backend(state_backend)
         self.state = self.backend.value_state()
+
+    @property
+    def state_serializer(self) -> Serializer:
+        """How a snapshot stores the values: the backend's serializer, else the stage's, else
+        pickle (a heap and a RocksDB backend of one stage write the same snapshot)."""
+        return self.state_backend.serializer or self.ctx.stage.serializer or PickleSerializer()
+
+    def snapshot_state(self, context) -> None:
+        context.write_keyed_state(self.state_name, self.backend, self.state_serializer)
+
+    def initialize_state(self, context) -> None:
+        self.backend.restore(context.keyed_state(self.state_name, self.state_serializer))
 
     def close(self) -> dict[str, Any]:
         out = backend_counters(self.backend)

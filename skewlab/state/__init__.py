@@ -10,6 +10,11 @@
 ``single_key``         FLIP-140: only the current key's value, input sorted by key
 ``lru_cache``          FLIP-325: a write-back LRU of objects in front of any backend
 ``value_state``        the compiled value-state cores (or their pure-Python equivalents)
+``snapshot``           keyed-state snapshots in key-group order (``KeyGroupsStateHandle``)
+``restore``            restore at a new parallelism: read-all, per-key index, key groups
+``rocksdb_native``     RocksDB's native snapshot, restored by clipping, copying or SST ingestion
+``operator_state``     list state redistributed: split-distribute, union, broadcast
+``metadata_file``      a snapshot directory's ``_metadata``: written atomically, read back checked
 =====================  ===============================================================
 
 Example::

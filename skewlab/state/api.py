@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Protocol
 
+from skewlab.errors import SkewlabInputError
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM, KeyGroupRange
 from skewlab.state.value_state import CallbackValueState, ValueStateCore
 
@@ -93,6 +94,8 @@ class PickleSerializer:
 
     def __init__(self, protocol: int = 5) -> None:
         self.protocol = protocol
+        #: what a snapshot records of its values' serializer
+        self.name = f"pickle-{protocol}"
         pickle_dumps = pickle.dumps
 
         def dumps(obj: Any, _dumps: Callable[..., bytes] = pickle_dumps) -> bytes:
@@ -258,6 +261,33 @@ class KeyedStateBackend(ABC):
         put = self.value_state().put
         for key_group, key, value in entries:
             put(key_group, key, value)
+
+    def restore(self, entries: Iterable[tuple[int, Key, Any]]) -> int:
+        """Fill this (fresh) backend with ``(key_group, key, value)`` entries restored from a
+        snapshot; returns how many. Restoring is not a state access: no counter moves.
+
+        Every entry must belong to the backend's key groups (a restore never takes a key the
+        subtask does not own).
+
+        Example::
+
+            >>> from skewlab.state import create_backend
+            >>> with create_backend("heap", key_group_range=KeyGroupRange(0, 1)) as backend:
+            ...     backend.restore([(0, "a", 1), (1, "b", 2)]), backend.stats.writes
+            (2, 0)
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot restore a snapshot")
+
+    def _owned(self, entries: Iterable[tuple[int, Key, Any]]) -> Iterator[tuple[int, Key, Any]]:
+        """``entries``, each checked to belong to this backend's key groups."""
+        key_groups = self.key_group_range
+        for entry in entries:
+            if entry[0] not in key_groups:
+                raise SkewlabInputError(
+                    f"key {entry[1]!r} of key group {entry[0]} restored into a backend for key "
+                    f"groups [{key_groups.start_key_group}, {key_groups.end_key_group}]"
+                )
+            yield entry
 
     @abstractmethod
     def items(self, key_groups: Iterable[int] | None = None) -> Iterator[tuple[int, Key, Any]]:

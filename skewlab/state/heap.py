@@ -53,6 +53,18 @@ class HeapKeyedStateBackend(CoreBackedStateBackend):
                 for key, value in list(table.items()):
                     yield key_group, key, value
 
+    def restore(self, entries: Iterable[tuple[int, Key, Any]]) -> int:
+        tables = self._tables
+        count = 0
+        for key_group, key, value in self._owned(entries):
+            table = tables.get(key_group)
+            if table is None:
+                tables[key_group] = {key: value}
+            else:
+                table[key] = value
+            count += 1
+        return count
+
     def __len__(self) -> int:
         """Number of stored entries.
 

@@ -143,6 +143,10 @@ class LruCachedKeyedStateBackend(KeyedStateBackend):
             for key, value in pending.items():
                 yield key_group, key, value
 
+    def restore(self, entries: Iterable[tuple[int, Key, Any]]) -> int:
+        """Restore into the storage; the cache starts empty (as after a restart)."""
+        return self.storage.restore(self._owned(entries))
+
     @property
     def last_checkpoint(self) -> str | None:  # type: ignore[override]
         """The storage's latest checkpoint directory (RocksDB), if any."""

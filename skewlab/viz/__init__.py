@@ -9,6 +9,8 @@
 ``buffering``       notebook 03: throughput over cardinality, latency over the interval
 ``state_cache``     notebook 04: FLIP-325's hit ratio and speedups, a cache-size slider
 ``sorted_input``    notebook 05: FLIP-140's WordCount, memory at two K, ValueState
+``rescaling``       notebook 06: key groups (Figure 3), the restore ways, operator state
+``backlog``         notebook 07: the outage backlog, catch-up time against parallelism
 ==================  ===============================================================
 
 Importing :mod:`skewlab.viz` inside ``skewlab report`` switches plotly to the offline report
@@ -23,7 +25,16 @@ Example::
 
 from __future__ import annotations
 
-from skewlab.viz import buffering, hot_keys, latency, salting, sorted_input, state_cache
+from skewlab.viz import (
+    backlog,
+    buffering,
+    hot_keys,
+    latency,
+    rescaling,
+    salting,
+    sorted_input,
+    state_cache,
+)
 from skewlab.viz.palette import COLORS, LABELS, TEMPLATE
 from skewlab.viz.render import in_report, use_report_renderer
 
@@ -31,10 +42,12 @@ __all__ = [
     "COLORS",
     "LABELS",
     "TEMPLATE",
+    "backlog",
     "buffering",
     "hot_keys",
     "in_report",
     "latency",
+    "rescaling",
     "salting",
     "sorted_input",
     "state_cache",

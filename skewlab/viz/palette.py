@@ -10,7 +10,7 @@ Example::
 
 from __future__ import annotations
 
-__all__ = ["COLORS", "DIRECTION_COLORS", "LABELS", "TEMPLATE"]
+__all__ = ["COLORS", "CURVE_COLORS", "DIRECTION_COLORS", "LABELS", "SUBTASK_COLORS", "TEMPLATE"]
 
 #: plotly's template for every figure.
 TEMPLATE = "plotly_white"
@@ -41,4 +41,17 @@ LABELS = {
     "sort_group": "sort + group, no state (DataSet)",
     "sorted": "sorted input, single-key state",
     "spark_sql": "Spark groupBy().count()",
+}
+
+#: One colour per subtask index (figures of key groups and operator state), cycled.
+SUBTASK_COLORS = (
+    "#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b",
+    "#b279a2", "#ff9da6", "#9d755d", "#bab0ac",
+)  # fmt: skip
+
+#: The outage-backlog curves: the strategy's colour, uniform keys in the heap's.
+CURVE_COLORS = {
+    "uniform, naive": COLORS["heap"],
+    "Zipf, naive": COLORS["naive"],
+    "Zipf, buffered": COLORS["buffered"],
 }

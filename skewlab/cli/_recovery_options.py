@@ -1,0 +1,113 @@
+"""``skewlab run``'s savepoint and failure options (a helper module, not a command).
+
+``--savepoint-at N --resume-parallelism P`` stops the job after source record N with a
+savepoint and resumes it at parallelism P; ``--checkpoint-interval C --fail-at F`` checkpoints
+every C records per source subtask and fails the subtask reading source record F once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from skewlab.engine.recovery import IN_FLIGHT_POLICIES
+
+__all__ = ["EXAMPLES", "add_recovery_options", "recovery_requested", "run_with_recovery"]
+
+EXAMPLES = """\
+  skewlab run naive --views 20000 --parallelism 3 --savepoint-at 10000 --resume-parallelism 4
+  skewlab run buffered --savepoint-at 5000 --resume-parallelism 2 --in-flight keyed_state
+  skewlab run naive --master 'local[2,4]' --checkpoint-interval 1000 --fail-at 7000
+"""
+
+
+def add_recovery_options(parser: argparse.ArgumentParser) -> None:
+    """Add the savepoint, checkpoint and failure options to ``skewlab run``."""
+    group = parser.add_argument_group(
+        "savepoints and failures",
+        "stop with a savepoint and resume at another parallelism; or fail once and recover "
+        "from checkpoints (the final digest is compared with the reference)",
+    )
+    group.add_argument(
+        "--savepoint-at", type=int, default=None, metavar="N",
+        help="stop after source record N (seq < N) with a savepoint",
+    )  # fmt: skip
+    group.add_argument(
+        "--resume-parallelism", type=int, default=None, metavar="P",
+        help="with --savepoint-at: resume the savepoint at P subtasks (<= max parallelism)",
+    )  # fmt: skip
+    group.add_argument(
+        "--savepoint", default=None, metavar="PATH",
+        help="with --savepoint-at: keep the savepoint at PATH (default: a temporary directory)",
+    )  # fmt: skip
+    group.add_argument(
+        "--in-flight", default="flush", choices=IN_FLIGHT_POLICIES,
+        help="buffered: how in-flight records enter the savepoint (default flush)",
+    )  # fmt: skip
+    group.add_argument(
+        "--checkpoint-interval", type=int, default=None, metavar="C",
+        help="checkpoint every C records per source subtask (with --fail-at)",
+    )  # fmt: skip
+    group.add_argument(
+        "--fail-at", type=int, default=None, metavar="F",
+        help="the subtask reading source record F fails on its first attempt (needs a master "
+        "that retries tasks, e.g. --master 'local[2,4]')",
+    )  # fmt: skip
+
+
+def recovery_requested(args: argparse.Namespace) -> bool:
+    """Whether ``skewlab run`` was asked for a savepoint or a failure; checks the options'
+    combinations (one line, exit 2, before any work)."""
+    from skewlab.errors import SkewlabInputError
+
+    savepoint = args.savepoint_at is not None or args.resume_parallelism is not None
+    failure = args.fail_at is not None or args.checkpoint_interval is not None
+    if savepoint and (args.savepoint_at is None or args.resume_parallelism is None):
+        raise SkewlabInputError("--savepoint-at and --resume-parallelism go together")
+    if args.savepoint is not None and not savepoint:
+        raise SkewlabInputError("--savepoint needs --savepoint-at and --resume-parallelism")
+    if failure and args.fail_at is None:
+        raise SkewlabInputError("--checkpoint-interval needs --fail-at (a failure to recover)")
+    if savepoint and failure:
+        raise SkewlabInputError("give either --savepoint-at or --fail-at, not both")
+    if savepoint and (args.max_parallelism is not None or args.parallelism is not None):
+        from skewlab.state.key_groups import compute_default_max_parallelism
+        from skewlab.state.restore import check_new_parallelism
+
+        max_p = args.max_parallelism or compute_default_max_parallelism(args.parallelism)
+        check_new_parallelism(args.resume_parallelism, max_p)
+    return savepoint or failure
+
+
+def run_with_recovery(args: argparse.Namespace, views, strategy, job, spark) -> int:
+    """Run the savepoint or failure case and print both jobs (or the recovered one) beside the
+    reference digest; exit status 1 when the digest differs."""
+    from skewlab.aggregates.digest import result_digest
+    from skewlab.aggregates.reference import spark_reference_aggregate
+    from skewlab.strategies.resume import run_with_failure, run_with_savepoint
+
+    if args.savepoint_at is not None:
+        run = run_with_savepoint(
+            views, strategy, job, savepoint_at=args.savepoint_at,
+            resume_parallelism=args.resume_parallelism, path=args.savepoint,
+            in_flight=args.in_flight, spark=spark,
+        )  # fmt: skip
+        digest, summary = run.result_digest, run.summary()
+        tables = [("before the savepoint", run.before), ("after the restore", run.after)]
+    else:
+        result = run_with_failure(
+            views, strategy, job, fail_at=args.fail_at,
+            checkpoint_interval=args.checkpoint_interval, spark=spark,
+        )  # fmt: skip
+        digest, summary = result.result_digest, result.extra.get("recovery", {})
+        tables = [("recovered run", result)]
+    reference = result_digest(spark_reference_aggregate(views))
+    summary = {**summary, "reference_digest": reference, "digest_equal": digest == reference}
+    if args.json:
+        print(json.dumps({"summary": summary, **{t: r.to_dict() for t, r in tables}}, default=str))
+    else:
+        for title, result in tables:
+            print(f"-- {title}\n{result.format_table()}\n")
+        width = max(len(k) for k in summary)
+        print("\n".join(f"{k:<{width}}  {v}" for k, v in summary.items()))
+    return 0 if digest == reference else 1

@@ -1,0 +1,292 @@
+"""A savepoint: every stateful operator's state at one source position, in one directory.
+
+::
+
+    <savepoint>/
+      _metadata                        format version, max parallelism, parallelism, the source
+                                       position (the next seq to read), the operators
+      <operator>/keyed-<name>/         a keyed-state snapshot (:mod:`skewlab.state.snapshot`)
+      <operator>/operator-state/       list state (:mod:`skewlab.state.operator_state`)
+      <operator>/subtask-<i>.manifest  what subtask i wrote (read when publishing)
+
+A savepoint is written in a temporary directory beside its target
+(``.<name>.inprogress-<id>``): each subtask writes its files and, last, its manifest; when the
+job has succeeded, the driver checks that every subtask of every operator reported, writes each
+snapshot's metadata and the savepoint's ``_metadata``, and renames the directory to its target
+(:func:`publish_savepoint`) -- so a directory with ``_metadata`` is a whole savepoint, and a
+half-written one is never taken for a whole one. :meth:`Savepoint.load` refuses a damaged or
+foreign savepoint whole, before any work: a path that is a file, empty or incomplete,
+metadata missing, truncated or of an unknown version, another max parallelism, a state file
+shorter than its offsets, and (with ``verify``, which reads every file) a key stored in a key
+group its place does not own.
+
+Files live on a file system every executor reaches (one machine here; a cluster needs a shared
+one, as Flink's savepoint directory is on a distributed file system).
+
+Example::
+
+    >>> import tempfile, pathlib
+    >>> target = pathlib.Path(tempfile.mkdtemp()) / "savepoint-1"
+    >>> work = begin_savepoint(target)
+    >>> work.name.startswith(".savepoint-1.inprogress-")
+    True
+    >>> operator_directory("1:naive")
+    '1-naive'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skewlab.errors import SkewlabInputError
+from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
+from skewlab.state.metadata_file import read_metadata, write_metadata
+from skewlab.state.operator_state import OperatorStateSnapshot
+from skewlab.state.snapshot import KeyedStateSnapshot, KeyGroupsStateHandle
+
+__all__ = [
+    "SAVEPOINT_FORMAT_VERSION",
+    "OperatorSavepoint",
+    "Savepoint",
+    "begin_savepoint",
+    "discard_savepoint",
+    "operator_directory",
+    "publish_savepoint",
+]
+
+#: The version of the savepoint layout; another is refused.
+SAVEPOINT_FORMAT_VERSION = 1
+_KIND = "savepoint"
+_MANIFEST = re.compile(r"^subtask-(\d+)\.manifest$")
+OPERATOR_STATE = "operator-state"
+
+
+def operator_directory(operator_id: str) -> str:
+    """The directory name of an operator's state (its id with ``:`` and ``/`` made safe).
+
+    Example::
+
+        >>> operator_directory("2:salted-final")
+        '2-salted-final'
+    """
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", operator_id)
+
+
+def begin_savepoint(target: str | os.PathLike[str]) -> Path:
+    """Make the in-progress directory of a savepoint that will be published at ``target``
+    (beside it, so that the final rename stays on one file system). ``target`` must not exist.
+    """
+    target = Path(target)
+    if target.exists():
+        raise SkewlabInputError(f"savepoint target {target} already exists: choose a new path")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = target.parent / f".{target.name}.inprogress-{uuid.uuid4().hex[:12]}"
+    work.mkdir()
+    return work
+
+
+@dataclass(frozen=True)
+class OperatorSavepoint:
+    """One operator's part of a savepoint: its keyed states by name, its operator state."""
+
+    operator_id: str
+    keyed: dict[str, KeyedStateSnapshot] = field(default_factory=dict)
+    operator_state: OperatorStateSnapshot | None = None
+
+    @property
+    def entries(self) -> int:
+        """Keyed entries over every keyed state."""
+        return sum(s.entries for s in self.keyed.values())
+
+
+@dataclass(frozen=True)
+class Savepoint:
+    """A published savepoint (see the module doc)."""
+
+    path: Path
+    max_parallelism: int
+    parallelism: int
+    source_position: int
+    operators: dict[str, OperatorSavepoint]
+    job: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        max_parallelism: int | None = None,
+        verify: bool = False,
+    ) -> Savepoint:
+        """Read and check a savepoint; refuse a damaged or foreign one whole (one line).
+
+        ``max_parallelism``: the restoring job's (another is refused). ``verify``: read every
+        state file and check every entry.
+        """
+        path = Path(path)
+        where = f"savepoint {path}"
+        if ".inprogress-" in path.name:
+            raise SkewlabInputError(f"{where} is an in-progress savepoint, never published")
+        if path.is_dir() and not any(path.iterdir()):
+            raise SkewlabInputError(f"{where} is empty")
+        data = read_metadata(path, kind=_KIND, version=SAVEPOINT_FORMAT_VERSION, where=where)
+        numbers = {}
+        for name, low in (("max_parallelism", 1), ("parallelism", 1), ("source_position", 0)):
+            value = data.get(name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise SkewlabInputError(f"{where}: {name} {value!r} is not valid")
+            numbers[name] = value
+        max_p = numbers["max_parallelism"]
+        if max_p > UPPER_BOUND_MAX_PARALLELISM or numbers["parallelism"] > max_p:
+            raise SkewlabInputError(f"{where}: parallelism or max parallelism out of bounds")
+        if max_parallelism is not None and max_parallelism != max_p:
+            raise SkewlabInputError(
+                f"{where} was taken with max parallelism {max_p}; this job has "
+                f"{max_parallelism} (key groups are fixed for a job's lifetime: restore with the "
+                "same max parallelism)"
+            )
+        operators_meta = data.get("operators")
+        if not isinstance(operators_meta, dict) or not operators_meta:
+            raise SkewlabInputError(f"{where}: its metadata names no operators")
+        operators = {}
+        for operator_id, info in operators_meta.items():
+            if not isinstance(info, dict) or not isinstance(info.get("keyed_states"), list):
+                raise SkewlabInputError(f"{where}: operator {operator_id!r} is malformed")
+            base = path / operator_directory(operator_id)
+            keyed = {
+                name: KeyedStateSnapshot.load(
+                    base / f"keyed-{name}", max_parallelism=max_p, verify=verify
+                )
+                for name in info["keyed_states"]
+            }
+            for name, snapshot in keyed.items():
+                if snapshot.parallelism != numbers["parallelism"]:
+                    raise SkewlabInputError(
+                        f"{where}: keyed state {name!r} of {operator_id!r} has "
+                        f"{snapshot.parallelism} subtasks' files, the savepoint {numbers['parallelism']}"  # noqa: E501
+                    )
+            state = None
+            if info.get("operator_state"):
+                state = OperatorStateSnapshot.load(base / OPERATOR_STATE)
+            operators[operator_id] = OperatorSavepoint(operator_id, keyed, state)
+        job = data.get("job") if isinstance(data.get("job"), dict) else {}
+        return cls(path, max_p, numbers["parallelism"], numbers["source_position"], operators, job)
+
+    @property
+    def entries(self) -> int:
+        """Keyed entries over every operator."""
+        return sum(o.entries for o in self.operators.values())
+
+    def summary(self) -> dict[str, Any]:
+        """What a user wants to know of a savepoint, as a dict.
+
+        Example::
+
+            >>> Savepoint.load("data/savepoints/sp-1").summary()  # doctest: +SKIP
+            {'path': ..., 'max_parallelism': 128, 'parallelism': 2, 'source_position': 1000, ...}
+        """
+        return {
+            "path": str(self.path),
+            "max_parallelism": self.max_parallelism,
+            "parallelism": self.parallelism,
+            "source_position": self.source_position,
+            "job": self.job,
+            "operators": {
+                op: {
+                    "keyed_states": {n: s.entries for n, s in o.keyed.items()},
+                    "state_bytes": sum(s.state_bytes for s in o.keyed.values()),
+                    "operator_state": None
+                    if o.operator_state is None
+                    else sorted(o.operator_state.modes),
+                }
+                for op, o in self.operators.items()
+            },
+        }
+
+
+def _read_manifests(directory: Path) -> dict[int, dict[str, Any]]:
+    out = {}
+    for path in directory.iterdir():
+        match = _MANIFEST.match(path.name)
+        if match:
+            out[int(match.group(1))] = json.loads(path.read_text(encoding="utf-8"))
+    return out
+
+
+def publish_savepoint(
+    work: str | os.PathLike[str],
+    target: str | os.PathLike[str],
+    *,
+    max_parallelism: int,
+    parallelism: int,
+    source_position: int,
+    job: dict[str, Any] | None = None,
+) -> Savepoint:
+    """Publish the in-progress savepoint ``work`` at ``target`` once every subtask of every
+    operator has written its manifest: each snapshot's metadata, the savepoint's ``_metadata``,
+    then one rename. An incomplete one is refused (and left where it is). ``job`` records what
+    took it (the strategy), for the restoring job to check."""
+    work, target = Path(work), Path(target)
+    if target.exists():
+        raise SkewlabInputError(f"savepoint target {target} already exists")
+    operators: dict[str, Any] = {}
+    for directory in sorted(p for p in work.iterdir() if p.is_dir()):
+        manifests = _read_manifests(directory)
+        if sorted(manifests) != list(range(parallelism)):
+            raise RuntimeError(
+                f"savepoint incomplete: {directory.name} has manifests of subtasks "
+                f"{sorted(manifests)}, expected 0..{parallelism - 1}"
+            )
+        first = manifests[0]
+        operator_id = first["operator"]
+        keyed_names = sorted(first.get("keyed", {}))
+        for name in keyed_names:
+            handles = [
+                KeyGroupsStateHandle.from_dict(manifests[i]["keyed"][name]["handle"], name)
+                for i in range(parallelism)
+            ]
+            KeyedStateSnapshot.create(
+                directory / f"keyed-{name}",
+                max_parallelism,
+                first["keyed"][name]["serializer"],
+                handles,
+            )
+        has_operator_state = bool(first.get("operator_state"))
+        if has_operator_state:
+            OperatorStateSnapshot.create(
+                directory / OPERATOR_STATE,
+                first["operator_state"]["modes"],
+                [manifests[i]["operator_state"]["handle"] for i in range(parallelism)],
+            )
+        operators[operator_id] = {
+            "keyed_states": keyed_names,
+            "operator_state": has_operator_state,
+        }
+    if not operators:
+        raise RuntimeError(f"savepoint {work} holds no operator's state")
+    write_metadata(
+        work,
+        {
+            "kind": _KIND,
+            "format_version": SAVEPOINT_FORMAT_VERSION,
+            "max_parallelism": max_parallelism,
+            "parallelism": parallelism,
+            "source_position": source_position,
+            "operators": operators,
+            "job": job or {},
+        },
+    )
+    os.rename(work, target)
+    return Savepoint.load(target, max_parallelism=max_parallelism)
+
+
+def discard_savepoint(work: str | os.PathLike[str]) -> None:
+    """Remove an in-progress savepoint that will not be published (a failed job's)."""
+    shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,204 @@
+"""Notebook 07, the outage backlog (seed 002): catch-up time and capacity against parallelism,
+measured points filled, simulated ones open; sliders for the outage, the rate, the skew and the
+strategy.
+
+Example::
+
+    >>> from skewlab.experiments.catch_up import EXAMPLE_INPUTS, catch_up_curve
+    >>> curve = catch_up_curve(EXAMPLE_INPUTS, outage_hours=4, rate=700, normal_parallelism=2)
+    >>> [t.name for t in catch_up_figure(curve).data]
+    ['example (simulated)']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+import ipywidgets as widgets
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from skewlab.experiments.catch_up import (
+    MeasuredInputs,
+    catch_up_curve,
+    max_subtask_share,
+    zipf_shares,
+)
+from skewlab.viz.explorer import Explorer
+from skewlab.viz.palette import CURVE_COLORS, TEMPLATE
+
+__all__ = ["backlog_explorer", "capacity_figure", "catch_up_figure"]
+
+_STYLE = {"description_width": "initial"}
+
+
+def _traces(curves: pd.DataFrame, column: str, unit: str) -> list[go.Scatter]:
+    traces = []
+    for label, group in curves.groupby("curve", sort=False):
+        color = CURVE_COLORS.get(label, "#7f7f7f")
+        finite = group[np.isfinite(group[column])]
+        traces.append(
+            go.Scatter(
+                x=finite["parallelism"],
+                y=finite[column],
+                mode="lines+markers",
+                name=f"{label} (simulated)",
+                line={"color": color},
+                marker={"symbol": "circle-open", "size": 8},
+                hovertemplate=f"P=%{{x}}: %{{y:,.3g}} {unit}<extra>{label}</extra>",
+            )
+        )
+        measured = finite[finite["source"] == "measured"]
+        if len(measured):
+            y = measured["measured_capacity"] if column == "capacity" else measured[column]
+            traces.append(
+                go.Scatter(
+                    x=measured["parallelism"],
+                    y=y,
+                    mode="markers",
+                    name=f"{label} (measured here)",
+                    marker={"color": color, "size": 11, "symbol": "circle"},
+                    hovertemplate=f"P=%{{x}}: %{{y:,.3g}} {unit} measured<extra>{label}</extra>",
+                )
+            )
+    return traces
+
+
+def catch_up_figure(
+    curves: pd.DataFrame, *, title: str = "Catching up after the outage"
+) -> go.Figure:  # noqa: E501
+    """Catch-up time (hours, log) against parallelism (log), one line per curve; a curve that
+    never catches up at some parallelism leaves that point out."""
+    fig = go.Figure(_traces(curves, "catch_up_hours", "h"))
+    fig.update_layout(
+        title=title,
+        template=TEMPLATE,
+        xaxis={"title": "parallelism after the restore", "type": "log"},
+        yaxis={"title": "hours until caught up and scaled back", "type": "log"},
+    )
+    return fig
+
+
+def capacity_figure(
+    curves: pd.DataFrame,
+    *,
+    rate: float | None = None,
+    title: str = "Capacity: the busiest subtask decides",
+) -> go.Figure:
+    """Records/s the job can take at each parallelism (simulated line, measured dots); with
+    ``rate``, the input rate as a horizontal line."""
+    fig = go.Figure(_traces(curves, "capacity", "records/s"))
+    if rate is not None:
+        fig.add_hline(y=rate, line_dash="dot", annotation_text="input rate")
+    fig.update_layout(
+        title=title,
+        template=TEMPLATE,
+        xaxis={"title": "parallelism", "type": "log"},
+        yaxis={"title": "records/s", "type": "log"},
+    )
+    return fig
+
+
+def backlog_explorer(
+    inputs: Sequence[MeasuredInputs],
+    *,
+    outage_hours: float = 4.0,
+    rate: float = 10_000.0,
+    normal_parallelism: int = 2,
+) -> Explorer:
+    """Sliders for the outage's length, the input rate, the key skew, the strategy and the cost
+    of starting a subtask (the measured one to begin with): each change recomputes the catch-up
+    curve from the measured inputs (no Spark). The skew slider re-draws the keys' shares from the
+    Zipf law (the per-subtask rate stays the measured one)."""
+    by_strategy = {}
+    for i in inputs:
+        by_strategy.setdefault(i.strategy, i)
+    hours = widgets.FloatSlider(
+        value=outage_hours,
+        min=0.5,
+        max=24,
+        step=0.5,
+        description="outage (h)",
+        continuous_update=False,
+        style=_STYLE,
+    )
+    records = widgets.FloatLogSlider(
+        value=rate,
+        base=10,
+        min=2,
+        max=7,
+        step=0.1,
+        description="rate (records/s)",
+        continuous_update=False,
+        style=_STYLE,
+    )
+    skew = widgets.FloatSlider(
+        value=1.1,
+        min=0.0,
+        max=2.0,
+        step=0.1,
+        description="Zipf skew (0: uniform)",
+        continuous_update=False,
+        style=_STYLE,
+    )
+    strategy = widgets.Dropdown(options=list(by_strategy), description="strategy", style=_STYLE)
+    measured_startup = max(next(iter(by_strategy.values())).task_startup_seconds, 1e-3)
+    startup = widgets.FloatLogSlider(
+        value=measured_startup,
+        base=10,
+        min=-3,
+        max=2,
+        step=0.25,
+        description="start-up per subtask (s)",
+        continuous_update=False,
+        style=_STYLE,
+    )
+
+    def draw(
+        outage_hours: float, rate: float, skew: float, strategy: str, startup_seconds: float
+    ) -> list:
+        base = replace(by_strategy[strategy], task_startup_seconds=startup_seconds)
+        n_keys = len(base.key_shares)
+        shares = (
+            {k: 1 / n_keys for k in zipf_shares(n_keys, 1.0)}
+            if skew == 0
+            else zipf_shares(n_keys, skew)
+        )
+        curve = catch_up_curve(
+            base,
+            outage_hours=outage_hours,
+            rate=rate,
+            normal_parallelism=normal_parallelism,
+            key_shares=shares,
+        )
+        curve["curve"] = f"{strategy}, skew {skew:g}"
+        hottest = max(shares.values())
+        ceiling = base.per_subtask_rate / hottest
+        best = curve.loc[curve["catch_up_hours"].idxmin()]
+        if math.isinf(best["catch_up_hours"]):
+            text = "never catches up at any parallelism: the rate is above every capacity"
+        else:
+            text = (
+                f"best at P={int(best['parallelism'])}: {best['catch_up_hours']:.2f} h; the "
+                f"hottest key ({hottest:.1%}) caps the job at {ceiling:,.0f} records/s"
+            )
+        share = max_subtask_share(shares, normal_parallelism, base.max_parallelism)
+        normal = base.per_subtask_rate / share
+        capacity = capacity_figure(
+            curve,
+            rate=rate,
+            title=f"Capacity (normal: {normal:,.0f} records/s at P={normal_parallelism})",
+        )
+        return [catch_up_figure(curve, title=text), capacity]
+
+    controls = {
+        "outage_hours": hours,
+        "rate": records,
+        "skew": skew,
+        "strategy": strategy,
+        "startup_seconds": startup,
+    }
+    return Explorer(controls, draw).start()

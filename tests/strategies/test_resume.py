@@ -1,0 +1,256 @@
+"""Exactly-once on Spark: stop with a savepoint, resume at another parallelism, and a failure
+recovered from checkpoints -- each strategy's final digest is the reference's, every record
+counted once; bad savepoints and parallelisms are refused before any Spark work."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+
+import pytest
+
+from skewlab.aggregates.digest import result_digest
+from skewlab.aggregates.reference import spark_reference_aggregate
+from skewlab.engine.config import JobConfig
+from skewlab.engine.savepoint import Savepoint
+from skewlab.errors import SkewlabInputError
+from skewlab.inputs.views import ViewSpec, generate_views
+from skewlab.strategies import Buffered, Cached, Naive, Salted, Sorted
+from skewlab.strategies.resume import (
+    misrouted_in_flight,
+    resume_from_savepoint,
+    run_with_failure,
+    run_with_savepoint,
+    stop_with_savepoint,
+)
+
+N_VIEWS = 2_400
+JOB = JobConfig(parallelism=2, max_parallelism=16, latency_profile=None)
+
+
+@pytest.fixture(scope="module")
+def views(spark):
+    return generate_views(spark, ViewSpec(N_VIEWS, 300, 30, "zipf", 1.1, seed=5)).cache()
+
+
+@pytest.fixture(scope="module")
+def reference(views):
+    return result_digest(spark_reference_aggregate(views))
+
+
+def no_new_spark_jobs(spark):
+    """A context manager that fails if Spark started a job meanwhile."""
+
+    class Watch:
+        def __enter__(self):
+            self.before = spark.sparkContext.statusTracker().getJobIdsForGroup()
+
+        def __exit__(self, *exc):
+            assert spark.sparkContext.statusTracker().getJobIdsForGroup() == self.before
+
+    return Watch()
+
+
+@pytest.mark.parametrize(
+    ("strategy", "in_flight", "new_p"),
+    [
+        (Naive(backend="heap"), "flush", 3),
+        (Naive(backend="rocksdb"), "flush", 3),
+        (Naive(backend="cached", cache_entries=5), "flush", 1),
+        (Cached(cache_entries=10), "flush", 3),
+        (Buffered(max_count=40, trigger_interval_ms=0), "flush", 3),
+        (Buffered(max_count=40, trigger_interval_ms=0, buffer="list"), "keyed_state", 3),
+        (Buffered(max_count=40, trigger_interval_ms=0, buffer="preaggregate"), "keyed_state", 1),
+        (Salted(salt_buckets=3), "flush", 3),
+        (Sorted(), "flush", 3),
+    ],
+    ids=lambda v: getattr(v, "name", None) and f"{v.name}-{v.parameters()}" or str(v),
+)
+def test_a_rescaled_run_ends_with_the_uninterrupted_digest(
+    views, reference, strategy, in_flight, new_p
+):
+    run = run_with_savepoint(
+        views, strategy, JOB, savepoint_at=1_111, resume_parallelism=new_p, in_flight=in_flight
+    )
+    assert run.result_digest == reference
+    assert (run.before.records_in, run.after.records_in) == (1_111, N_VIEWS - 1_111)
+    for job in (run.before, run.after):
+        assert job.records_in == job.records_processed + job.records_rejected
+    assert run.after.parameters["parallelism"] == new_p
+    assert run.after.extra["recovery"]["restored_from"] == ["savepoint"]
+    assert run.after.extra["recovery"]["restored_keys"] == run.summary()["savepoint_entries"] > 0
+    if in_flight == "keyed_state":  # the buffer really had records in flight at the savepoint
+        op = next(iter(run.savepoint["operators"].values()))
+        assert op["keyed_states"]["in-flight"] > 0
+
+
+def test_without_its_restored_state_the_second_job_would_be_wrong(views, reference, tmp_path):
+    """The check above is not vacuous: the same two jobs without the restore differ."""
+    before, first, _ = stop_with_savepoint(
+        views, Naive(), JOB, savepoint_at=1_111, path=tmp_path / "sp"
+    )
+    from pyspark.sql import functions as F
+
+    rest = views.filter(F.col("seq") >= 1_111)
+    from skewlab.strategies import run_strategy
+
+    _, second = run_strategy(rest, Naive(), replace(JOB, parallelism=3))
+    assert result_digest({**first, **second}) != reference
+    assert before.records_in == 1_111
+
+
+def test_a_buffer_kept_as_list_state_resumes_in_place_but_cannot_be_rescaled(
+    views, reference, tmp_path, spark
+):
+    strategy = Buffered(max_count=400, trigger_interval_ms=0, buffer="list")
+    _, first, savepoint = stop_with_savepoint(
+        views, strategy, JOB, savepoint_at=1_111, path=tmp_path / "sp", in_flight="operator_state"
+    )
+    elements = savepoint.operators["1:buffered"].operator_state.elements
+    assert sum(len(elements(i, "in-flight")) for i in range(2)) > 0
+    wrong = misrouted_in_flight(savepoint, 3)
+    assert sum(wrong) > 0  # split-distribute hands buffered records to the wrong subtasks
+    with no_new_spark_jobs(spark), pytest.raises(SkewlabInputError, match=r"cannot be rescaled"):
+        resume_from_savepoint(
+            views, strategy, JOB, savepoint, parallelism=3, in_flight="operator_state"
+        )
+    assert misrouted_in_flight(savepoint, 2) == [0, 0]  # the same parallelism keeps each list
+    _, second = resume_from_savepoint(views, strategy, JOB, savepoint, parallelism=2)
+    assert result_digest({**first, **second}) == reference
+
+
+@pytest.fixture(scope="module")
+def naive_savepoint(views, tmp_path_factory):
+    path = tmp_path_factory.mktemp("sp") / "naive"
+    stop_with_savepoint(views, Naive(), JOB, savepoint_at=800, path=path)
+    return path
+
+
+def test_bad_resumes_are_refused_before_any_spark_work(views, spark, naive_savepoint, tmp_path):
+    cases = [
+        (dict(parallelism=17), "exceeds the max parallelism 16"),
+        (
+            dict(parallelism=2, job=replace(JOB, max_parallelism=32)),
+            "max parallelism 16; this job has 32",
+        ),
+        (
+            dict(parallelism=2, strategy=Salted()),
+            "taken by strategy 'naive'; this job runs 'salted'",
+        ),
+        (dict(parallelism=2, savepoint=tmp_path / "missing"), "does not exist"),
+    ]
+    for options, message in cases:
+        args = {"strategy": Naive(), "job": JOB, "savepoint": naive_savepoint} | options
+        with no_new_spark_jobs(spark), pytest.raises(SkewlabInputError, match=message):
+            resume_from_savepoint(
+                views, args.pop("strategy"), args.pop("job"), args.pop("savepoint"), **args
+            )
+    with no_new_spark_jobs(spark), pytest.raises(SkewlabInputError, match="exceeds the max"):
+        run_with_savepoint(views, Naive(), JOB, savepoint_at=10, resume_parallelism=99)
+
+
+def test_a_damaged_savepoint_is_refused_whole(views, spark, tmp_path):
+    path = tmp_path / "sp"
+    stop_with_savepoint(views, Naive(backend="heap"), JOB, savepoint_at=500, path=path)
+    state = next(path.glob("*/keyed-value/subtask-1.kgs"))
+    data = bytearray(state.read_bytes())
+    data[8 + 2 : 8 + 4] = b"\x00\x0f"  # the first entry now claims key group 15 (not subtask 1's)
+    state.write_bytes(bytes(data))
+    Savepoint.load(path)  # its metadata still looks whole ...
+    with (
+        no_new_spark_jobs(spark),
+        pytest.raises(SkewlabInputError, match="of key group 15 found where"),
+    ):
+        resume_from_savepoint(views, Naive(backend="heap"), JOB, path, parallelism=3)
+
+
+def test_a_failure_needs_a_master_that_retries(views, spark):
+    with no_new_spark_jobs(spark), pytest.raises(SkewlabInputError, match=r"local\[2,4\]"):
+        run_with_failure(views, Naive(), JOB, fail_at=100, checkpoint_interval=50)
+
+
+FAILURE_SCRIPT = """
+import json, skewlab
+from skewlab.strategies import Naive, Buffered, Cached, Salted, Sorted
+from skewlab.strategies.resume import run_with_failure, run_with_savepoint
+spark = skewlab.get_spark()
+views = skewlab.generate_views(spark, skewlab.ViewSpec(2_000, 300, 30, "zipf", 1.1, seed=8)).cache()
+reference = skewlab.result_digest(skewlab.spark_reference_aggregate(views))
+job = skewlab.JobConfig(parallelism=2, max_parallelism=16, latency_profile=None)
+for params, interval in [(Naive(backend="rocksdb"), 150), (Naive(backend="heap"), 150),
+                         (Buffered(max_count=64, trigger_interval_ms=0), 150),
+                         (Salted(salt_buckets=2), 150), (Sorted(), None)]:
+    r = run_with_failure(views, params, job, fail_at=1_234, checkpoint_interval=interval)
+    rec = r.extra["recovery"]
+    counted = r.records_in == r.records_processed + r.records_rejected
+    print(json.dumps({
+        "case": "failure", "strategy": params.name, "digest": r.result_digest == reference,
+        "records_in": r.records_in, "ok": counted, "retried": rec["retried_subtasks"],
+        "restored_from": rec["restored_from"], "skipped": rec["replay_skipped"],
+    }))
+for params in [Naive(backend="rocksdb"), Naive(backend="heap"), Cached(cache_entries=8),
+               Buffered(max_count=64, trigger_interval_ms=0), Salted(salt_buckets=2), Sorted()]:
+    run = run_with_savepoint(views, params, job, savepoint_at=777, resume_parallelism=3)
+    print(json.dumps({
+        "case": "rescale", "strategy": params.name, "digest": run.result_digest == reference,
+        "records_in": run.records_in, "ok": True, "retried": 0,
+    }))
+spark.stop()
+"""
+
+
+def run_script(master: str) -> list[dict]:
+    env = {**os.environ, "SKEWLAB_SPARK_MASTER": master}
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(FAILURE_SCRIPT)],
+        capture_output=True, text=True, env=env, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+def check_failure_rows(rows: list[dict]) -> None:
+    assert len([r for r in rows if r["case"] == "rescale"]) == 6
+    assert {r["strategy"] for r in rows if r["case"] == "failure"} == {
+        "naive",
+        "buffered",
+        "salted",
+        "sorted",
+    }
+    for row in rows:
+        assert row["digest"] and row["records_in"] == 2_000 and row["ok"], row
+        if row["case"] == "failure":
+            assert row["retried"] == 1, row  # the failed subtask ran a second attempt
+            if row["strategy"] != "sorted":
+                assert row["restored_from"] == ["checkpoint"] and row["skipped"] > 0, row
+            else:  # sorted input: no checkpoints, the retried task reruns its partition
+                assert row["restored_from"] == [] and row["skipped"] == 0, row
+
+
+def test_an_injected_failure_is_recovered_from_checkpoints_with_task_retries():
+    """local[2,4]: local mode with up to 4 attempts per task (local[*] does not retry)."""
+    check_failure_rows(run_script("local[2,4]"))
+
+
+@pytest.mark.cluster
+def test_failure_and_rescale_on_a_local_cluster():
+    """Separate executor JVMs and Python workers: savepoints and checkpoints are files every
+    executor reaches; nothing relies on driver-side state."""
+    check_failure_rows(run_script("local-cluster[2,1,1024]"))
+
+
+def test_a_savepoint_of_heap_state_restores_into_rocksdb(views, reference, tmp_path):
+    """The snapshot format is the backend's business only until it is written: heap and
+    RocksDB write the same entries (values through the same serializer)."""
+    _, first, savepoint = stop_with_savepoint(
+        views, Naive(backend="heap"), JOB, savepoint_at=900, path=tmp_path / "sp"
+    )
+    after, second = resume_from_savepoint(
+        views, Naive(backend="rocksdb"), JOB, savepoint, parallelism=3
+    )
+    assert result_digest({**first, **second}) == reference
+    assert after.extra["recovery"]["restored_keys"] == savepoint.entries
