@@ -23,6 +23,11 @@ EXPERIMENTS = {
         "skewlab.experiments.sorted_input",
         "seed 001 (FLIP-140): WordCount, keyed RocksDB/heap vs sorted input with single-key state",
     ),
+    "streaming": (
+        "skewlab.experiments.streaming",
+        "seed 000 on Spark Structured Streaming: per-record vs per-batch transformWithState vs "
+        "Spark's aggregation, latency vs trigger interval, rescaling a checkpoint",
+    ),
     "value-state": (
         "skewlab.experiments.value_state",
         "seed 001 (FLIP-140): ValueState micro-benchmark, heap / rocksdb / single_key in ops/ms",
@@ -37,6 +42,7 @@ examples:
   skewlab bench cache --profile quick --json  # FLIP-325: hit ratio and speedup per cache size
   skewlab bench sorted --key-type string      # FLIP-140 WordCount with string keys
   skewlab bench value-state --json            # FLIP-140 ValueState ops/ms
+  skewlab bench streaming --profile full      # Spark Structured Streaming, 20,000 .. 1 keys
 """
 
 

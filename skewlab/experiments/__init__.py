@@ -9,6 +9,7 @@
 ``cache``           seed 003, FLIP-325: an LRU cache of objects in front of RocksDB
 ``sorted_input``    seed 001, FLIP-140: WordCount, keyed state vs sorted input
 ``value_state``     seed 001, FLIP-140: the ValueState micro-benchmark
+``streaming``       seed 000 on Spark Structured Streaming: per-record / per-batch / builtin
 ==================  ===============================================================
 
 Example::
@@ -26,6 +27,7 @@ from skewlab.experiments import (
     latency_sweep,
     salting,
     sorted_input,
+    streaming,
     value_state,
 )
 from skewlab.experiments.profiles import PROFILES, SETTINGS, profile_settings
@@ -42,5 +44,6 @@ __all__ = [
     "profile_settings",
     "salting",
     "sorted_input",
+    "streaming",
     "value_state",
 ]

@@ -9,14 +9,17 @@ reads it:
 * its **offset** is the number of rows handed out so far (``{"offset": n}``);
 * each micro-batch reads at most ``max_rows_per_trigger`` rows: the source's default read
   limit is Spark's ``ReadMaxRows`` (admission control, pyspark 4.2+);
-* with ``rows_per_second``, a row is not visible before it **arrives**: the row at offset ``o``
-  arrives at ``start_ns + (o - first) * 1e9 / rows_per_second``, ``first`` being the query's
-  first offset (:func:`arrival_ns`). Without a rate the whole log is there when the query
+* the source's clock starts when the query first asks it for data (its first
+  ``latestOffset``), at offset ``first``; with ``rows_per_second`` a row is not visible before
+  it **arrives**: the row at offset ``o`` arrives at ``start_ns + (o - first) * 1e9 /
+  rows_per_second`` (:func:`arrival_ns`). Without a rate the whole log is there when the clock
   starts: a backlog, read as fast as the engine goes.
 
-Arrival is the source's clock: the same formula tells the driver, afterwards, when each row of a
-micro-batch arrived, so the end-to-end latency of a row is the delivery of its micro-batch minus
-its arrival. The log must be on a file system every executor reads (true for ``local[*]`` and
+Every offset the source hands out also carries its clock (``start_ns``, ``first``), so the
+driver computes, afterwards, when each row of a micro-batch arrived (:func:`offset_clock`): the
+end-to-end latency of a row is the delivery of its micro-batch minus its arrival.
+
+The log must be on a file system every executor reads (true for ``local[*]`` and
 ``local-cluster``; a shared one on a real cluster, as for the checkpoint itself).
 
 Example::
@@ -25,6 +28,8 @@ Example::
     [1000, 1001000, 2001000]
     >>> log = write_source_log(views, "/tmp/views-log")                        # doctest: +SKIP
     >>> stream = read_views_stream(spark, log, max_rows_per_trigger=1_000)     # doctest: +SKIP
+    >>> offset_clock({"offset": 900, "start_ns": 5, "first": 0})
+    (5, 0)
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ __all__ = [
     "SourceLog",
     "ViewsStreamSource",
     "arrival_ns",
+    "offset_clock",
     "read_views_stream",
     "views_fingerprint",
     "write_source_log",
@@ -84,6 +90,13 @@ def arrival_ns(offsets, start_ns: int, first_offset: int, rows_per_second: float
         return np.full(offsets.shape, int(start_ns), dtype=np.int64)
     step = 1e9 / float(rows_per_second)
     return int(start_ns) + np.round((offsets - int(first_offset)) * step).astype(np.int64)
+
+
+def offset_clock(offset: dict) -> tuple[int, int] | None:
+    """The arrival clock ``(start_ns, first offset)`` an offset of the source carries."""
+    if not offset or "start_ns" not in offset:
+        return None
+    return int(offset["start_ns"]), int(offset["first"])
 
 
 def views_fingerprint(views) -> str:
@@ -217,8 +230,10 @@ class ViewsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.max_rows = int(options.get("maxRowsPerTrigger", 0))
         rate = float(options.get("rowsPerSecond", 0))
         self.rate = rate if rate > 0 else None
-        self.start_ns = int(options.get("startNs", time.time_ns()))
+        self.start_ns: int | None = None
         self.read_partitions = max(1, int(options.get("readPartitions", 2)))
+        end = int(options.get("endOffset", 0))
+        self.end = min(end, self.log.rows) if end > 0 else self.log.rows
         self.first: int | None = None
         self.target: int | None = None
 
@@ -233,23 +248,24 @@ class ViewsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _arrived(self, now_ns: int) -> int:
         """Rows arrived by ``now_ns``: the whole log, or the paced clock's share of it."""
-        if self.rate is None or self.first is None:
-            return self.log.rows
+        if self.rate is None or self.first is None or self.start_ns is None:
+            return self.end
         elapsed = now_ns - self.start_ns
         if elapsed < 0:
             return self.first
-        return min(self.log.rows, self.first + math.floor(elapsed * self.rate / 1e9) + 1)
+        return min(self.end, self.first + math.floor(elapsed * self.rate / 1e9) + 1)
 
     def latestOffset(self, start: dict, limit) -> dict:
         begin = int(start["offset"])
-        if self.first is None:
-            self.first = begin
-        end = self._arrived(time.time_ns())
+        now = time.time_ns()
+        if self.first is None:  # the clock starts when the query first asks
+            self.first, self.start_ns = begin, now
+        end = self._arrived(now)
         if self.target is not None:
             end = min(end, self.target)
         if isinstance(limit, ReadMaxRows):
             end = min(end, begin + limit.max_rows)
-        return {"offset": max(begin, end)}
+        return {"offset": max(begin, end), "start_ns": self.start_ns, "first": self.first}
 
     def partitions(self, start: dict, end: dict):
         begin, stop = int(start["offset"]), int(end["offset"])
@@ -269,7 +285,8 @@ class ViewsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 class ViewsStreamSource(DataSource):
     """``spark.readStream.format("skewlab_views").option("path", LOG)``: the views of a source
-    log; options ``maxRowsPerTrigger``, ``rowsPerSecond``, ``startNs``, ``readPartitions``."""
+    log; options ``maxRowsPerTrigger``, ``rowsPerSecond``, ``readPartitions``, ``endOffset``
+    (the log read as if it ended there)."""
 
     @classmethod
     def name(cls) -> str:
@@ -288,15 +305,15 @@ def read_views_stream(
     *,
     max_rows_per_trigger: int | None = None,
     rows_per_second: float | None = None,
-    start_ns: int | None = None,
     read_partitions: int | None = None,
+    end_offset: int | None = None,
 ):
     """A streaming DataFrame of the log's views (:data:`SOURCE_SCHEMA`).
 
     ``max_rows_per_trigger``: rows per micro-batch at most (None: all that have arrived);
-    ``rows_per_second``: the arrival rate (None: a backlog); ``start_ns``: the arrival clock's
-    start (default now); ``read_partitions``: read tasks per micro-batch (default Spark's
-    default parallelism).
+    ``rows_per_second``: the arrival rate (None: a backlog); ``read_partitions``: read tasks per
+    micro-batch (default Spark's default parallelism); ``end_offset``: hand out no row past
+    this offset, as if the log ended there (a query then idles there and stops cleanly).
 
     Example::
 
@@ -314,7 +331,7 @@ def read_views_stream(
         .option("path", log.directory)
         .option("maxRowsPerTrigger", int(max_rows_per_trigger or 0))
         .option("rowsPerSecond", float(rows_per_second or 0))
-        .option("startNs", int(start_ns if start_ns is not None else time.time_ns()))
         .option("readPartitions", int(read_partitions or spark.sparkContext.defaultParallelism))
+        .option("endOffset", int(end_offset or 0))
     )
     return reader.load()

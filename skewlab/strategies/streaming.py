@@ -32,8 +32,10 @@ the source to the delivery of the micro-batch that emits it. Throughput is the r
 over the micro-batches' summed durations (Spark's ``processedRowsPerSecond`` over the run).
 
 With ``checkpoint_dir`` the query's directory is kept: running again with the same directory
-resumes the query from its checkpoint (``stop_after_batches`` stops it mid-stream); a directory
-of another query, strategy, variant or view set is refused before the query starts.
+resumes the query from its checkpoint. ``stop_after_batches`` stops it mid-stream, cleanly: the
+source hands out that many micro-batches of rows and the query is stopped once it idles, with no
+micro-batch in flight (what Spark's offline repartition requires). A directory of another
+query, strategy, variant or view set is refused before the query starts.
 
 Example::
 
@@ -65,6 +67,7 @@ from skewlab.engine.metrics import RunResult
 from skewlab.engine.streaming.checkpoint import (
     QueryIdentity,
     claim_query_directory,
+    committed_offset,
 )
 from skewlab.engine.streaming.provider import SHUFFLE_PARTITIONS_KEY
 from skewlab.engine.streaming.query import QueryRun, run_query
@@ -74,6 +77,7 @@ from skewlab.errors import SkewlabInputError
 from skewlab.inputs.stream_source import (
     SourceLog,
     arrival_ns,
+    offset_clock,
     read_views_stream,
     views_fingerprint,
     write_source_log,
@@ -119,6 +123,11 @@ class Streaming(StrategyParameters):
                         self.max_rows_per_trigger, 1)  # fmt: skip
         if self.stop_after_batches is not None:
             check_whole("stop_after_batches (--stop-after-batches)", self.stop_after_batches, 1)
+            if self.max_rows_per_trigger is None:
+                raise SkewlabInputError(
+                    "stop_after_batches (--stop-after-batches) needs max_rows_per_trigger "
+                    "(--max-rows-per-trigger): a micro-batch is that many rows"
+                )
         if self.checkpoint_dir is not None:
             path = Path(self.checkpoint_dir)
             if path.exists() and not path.is_dir():
@@ -157,17 +166,19 @@ class Streaming(StrategyParameters):
                 views, query_dir.source, segment_rows=self.max_rows_per_trigger or 10_000,
                 fingerprint=identity.views,
             )  # fmt: skip
-        start_ns = _now_ns()
+        end = log.rows
+        if self.stop_after_batches is not None:  # stop cleanly after that many micro-batches
+            start = committed_offset(query_dir.checkpoint) if resumed else 0
+            end = min(log.rows, start + self.stop_after_batches * self.max_rows_per_trigger)
         stream = read_views_stream(
             spark, log, max_rows_per_trigger=self.max_rows_per_trigger,
-            rows_per_second=job.source_rate, start_ns=start_ns,
+            rows_per_second=job.source_rate, end_offset=end,
         )  # fmt: skip
         out, schema = self.pipeline(stream)
         sink = BatchSink(query_dir.sink)
         run = run_query(
             out, sink=sink, checkpoint=query_dir.checkpoint,
-            trigger_interval_ms=self.trigger_interval_ms, target_offset=log.rows,
-            stop_after_batches=self.stop_after_batches,
+            trigger_interval_ms=self.trigger_interval_ms, target_offset=end,
             settings={SHUFFLE_PARTITIONS_KEY: str(job.parallelism)},
         )  # fmt: skip
         emitted = sink.read(spark, schema).toPandas()
@@ -178,7 +189,7 @@ class Streaming(StrategyParameters):
             results, counts = _processor_results(emitted)
             state = _processor_state(spark, query_dir.checkpoint)
         this_run = emitted[emitted["batch_id"].isin(run.committed)]
-        latency = _latency(run, sink.deliveries(), start_ns, job.source_rate)
+        latency = _latency(run, sink.deliveries(), job.source_rate)
         return self._result(job, run, log, results, state, counts, this_run, latency, resumed,
                             query_dir), results  # fmt: skip
 
@@ -258,19 +269,13 @@ class Streaming(StrategyParameters):
                 "state_commit_ms": sum(b.state_commit_ms for b in run.batches),
                 "state_memory_bytes": max((b.state_memory_bytes for b in run.batches), default=0),
                 "resumed": resumed,
-                "stopped_early": run.stopped_early,
+                "stopped_early": run.end_offset < log.rows,
                 "source_rows": log.rows,
                 "arrival": "paced" if job.source_rate else "backlog",
                 "checkpoint_dir": str(query_dir.root) if self.checkpoint_dir else None,
                 "query_id": run.query_id,
             },
         )
-
-
-def _now_ns() -> int:
-    import time
-
-    return time.time_ns()
 
 
 def _processor_results(emitted):
@@ -364,15 +369,17 @@ def _subtasks(this_run) -> list[dict[str, Any]]:
     ]
 
 
-def _latency(run: QueryRun, deliveries: dict[int, int], start_ns: int, rate) -> LatencyHistogram:
-    """Per row: delivery of its micro-batch minus its arrival at the source."""
+def _latency(run: QueryRun, deliveries: dict[int, int], rate) -> LatencyHistogram:
+    """Per row: delivery of its micro-batch minus its arrival at the source (by the clock the
+    source's offsets carry)."""
     histogram = LatencyHistogram()
     for batch in run.batches:
         delivered = deliveries.get(batch.batch_id)
-        if delivered is None or batch.end_offset <= batch.start_offset:
+        clock = offset_clock(batch.source_end)
+        if delivered is None or clock is None or batch.end_offset <= batch.start_offset:
             continue
         offsets = np.arange(batch.start_offset, batch.end_offset, dtype=np.int64)
-        arrived = arrival_ns(offsets, start_ns, run.first_offset, rate)
+        arrived = arrival_ns(offsets, clock[0], clock[1], rate)
         histogram.record_many(np.maximum(delivered - arrived, 0))
     return histogram
 

@@ -3,11 +3,13 @@ their sink, their checkpoint and their state.
 
 ==============  ===============================================================
 ``provider``    the RocksDB state store provider and the settings a query starts with
-``query``       run a query to the end of its source (or stop it mid-stream); failures named
+``query``       run a query to the end of its source (or to where it stops mid-stream)
+``failure``     a failed query in one line, its failing micro-batch named
 ``progress``    each micro-batch as Spark reported it: rows, duration, state store metrics
 ``sink``        an idempotent ``foreachBatch`` sink by micro-batch id
 ``checkpoint``  a query's directory and owner, Spark's write-ahead log, the guarded repartition
 ``state_store`` the final state read back (``statestore``) and described (``state-metadata``)
+``spark_log``   what Spark's driver logs at WARN, for one logger, while something runs
 ==============  ===============================================================
 
 Example::
@@ -28,6 +30,7 @@ from skewlab.engine.streaming.checkpoint import (
     repartition_checkpoint,
     uncommitted_batch,
 )
+from skewlab.engine.streaming.failure import StreamingQueryFailed, failure_cause
 from skewlab.engine.streaming.progress import BatchProgress
 from skewlab.engine.streaming.provider import (
     HDFS_PROVIDER,
@@ -37,7 +40,7 @@ from skewlab.engine.streaming.provider import (
     session_settings,
     use_rocksdb_state_store,
 )
-from skewlab.engine.streaming.query import QueryRun, StreamingQueryFailed, run_query
+from skewlab.engine.streaming.query import QueryRun, run_query
 from skewlab.engine.streaming.sink import BatchSink
 from skewlab.engine.streaming.state_store import read_state, state_metadata, state_partitions
 
@@ -54,6 +57,7 @@ __all__ = [
     "RepartitionOutcome",
     "StreamingQueryFailed",
     "claim_query_directory",
+    "failure_cause",
     "read_state",
     "recorded_conf",
     "repartition_checkpoint",

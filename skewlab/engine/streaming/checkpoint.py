@@ -30,6 +30,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from skewlab.engine.streaming.failure import failure_cause
 from skewlab.errors import SkewlabInputError
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "RepartitionOutcome",
     "claim_query_directory",
     "committed_batches",
+    "committed_offset",
     "recorded_conf",
     "repartition_checkpoint",
     "uncommitted_batch",
@@ -147,6 +149,16 @@ def uncommitted_batch(checkpoint: str | Path) -> int | None:
     return pending[-1] if pending else None
 
 
+def committed_offset(checkpoint: str | Path) -> int:
+    """The source offset the last committed micro-batch ended at (0 before any): where a
+    resumed query starts reading (the third line of its offset file, the source's offset)."""
+    commits = committed_batches(checkpoint)
+    if not commits:
+        return 0
+    lines = (Path(checkpoint) / "offsets" / str(commits[-1])).read_text().splitlines()
+    return int(json.loads(lines[2])["offset"]) if len(lines) > 2 else 0
+
+
 def recorded_conf(checkpoint: str | Path, batch_id: int | None = None) -> dict[str, str]:
     """The settings Spark recorded with a micro-batch's offsets (default the latest batch):
     the state store provider and ``spark.sql.shuffle.partitions`` among them."""
@@ -191,6 +203,5 @@ def repartition_checkpoint(spark, checkpoint: str | Path, partitions: int) -> Re
     try:
         spark._streamingCheckpointManager.repartition(str(checkpoint), int(partitions))
     except Exception as exc:  # noqa: BLE001 - reported, never hidden
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return RepartitionOutcome(partitions, False, f"{type(exc).__name__}: {first[:400]}")
+        return RepartitionOutcome(partitions, False, failure_cause(str(exc)))
     return RepartitionOutcome(partitions, True)

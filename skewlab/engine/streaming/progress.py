@@ -52,6 +52,7 @@ class BatchProgress:
     state_memory_bytes: int = 0
     state_partitions: int = 0
     rocksdb: dict[str, int] = field(default_factory=dict)
+    source_end: dict[str, Any] = field(default_factory=dict)
 
     @property
     def rows_per_second(self) -> float | None:
@@ -61,9 +62,14 @@ class BatchProgress:
         return asdict(self)
 
 
+def _parsed(value) -> dict[str, Any]:
+    parsed = json.loads(value) if isinstance(value, str) else value
+    return dict(parsed) if parsed else {}
+
+
 def source_offset(value) -> int:
     """A source offset (``'{"offset": 500}'``, or ``None``/``'null'`` before the first: 0)."""
-    parsed = json.loads(value) if isinstance(value, str) else value
+    parsed = _parsed(value)
     return int(parsed["offset"]) if parsed else 0
 
 
@@ -86,6 +92,7 @@ def batch_progress(progress) -> BatchProgress:
         state_memory_bytes=int(state.memoryUsedBytes) if state else 0,
         state_partitions=int(state.numShufflePartitions) if state else 0,
         rocksdb={k: int(custom[k]) for k in ROCKSDB_METRICS if k in custom},
+        source_end=_parsed(source.endOffset),
     )
 
 

@@ -2,10 +2,11 @@
 
 :func:`run_query` starts a streaming DataFrame into a sink (``foreachBatch``) on a
 processing-time trigger of ``trigger_interval_ms``, with its checkpoint at ``checkpoint``, and
-drives it until the source's committed offset reaches ``target_offset`` (the end of a bounded
-source), or until ``stop_after_batches`` micro-batches have run (a stop mid-stream: the query
-resumes from its checkpoint when started again), then stops it and collects every micro-batch's
-progress (:mod:`skewlab.engine.streaming.progress`).
+drives it until the source's committed offset reaches ``target_offset`` -- the end of a bounded
+source, or the end a source was told to hand out rows to (a stop mid-stream: the query is then
+idle between micro-batches, so the stop interrupts none, and it resumes from its checkpoint when
+started again) -- then stops it and collects every micro-batch's progress
+(:mod:`skewlab.engine.streaming.progress`).
 
 A query that fails mid-stream raises :class:`StreamingQueryFailed` naming the micro-batch that
 did not commit; the checkpoint is left as Spark left it, so the next start resumes there.
@@ -20,42 +21,28 @@ Example::
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skewlab.engine.streaming.checkpoint import committed_batches, uncommitted_batch
+from skewlab.engine.streaming.failure import StreamingQueryFailed, failure_cause
 from skewlab.engine.streaming.progress import BatchProgress, progress_rows, source_offset
 from skewlab.engine.streaming.provider import STREAMING_SETTINGS, session_settings
-from skewlab.errors import SkewlabError
 
 __all__ = ["QueryRun", "StreamingQueryFailed", "failure_cause", "run_query"]
 
 
-class StreamingQueryFailed(SkewlabError, RuntimeError):
-    """A streaming query stopped with an error; ``batch_id`` is the micro-batch that failed."""
-
-    def __init__(self, batch_id: int | None, checkpoint: str, cause: str) -> None:
-        self.batch_id, self.checkpoint, self.cause = batch_id, checkpoint, cause
-        where = f"micro-batch {batch_id}" if batch_id is not None else "the query"
-        super().__init__(
-            f"{where} failed: {cause}; the checkpoint {checkpoint} is usable: start the query "
-            "again with the same checkpoint directory to resume from the last committed batch"
-        )
-
-
 @dataclass
 class QueryRun:
-    """One run of a query: its micro-batches, when it started and stopped, and how it ended."""
+    """One run of a query: its micro-batches, and when it started and stopped."""
 
     query_id: str
     run_id: str
     batches: list[BatchProgress]
     started_ns: int
     finished_ns: int
-    stopped_early: bool
     first_offset: int
     end_offset: int
     committed: list[int] = field(default_factory=list)
@@ -81,27 +68,6 @@ def _end_offset(progress) -> int:
     return source_offset(end) if end not in (None, "null") else -1
 
 
-_CAUSE = re.compile(r"^\s*([\w.]*(?:Error|Exception)): (.+)$")
-
-
-def failure_cause(text: str) -> str:
-    """The line of a streaming failure that says what went wrong: the last ``SomeError: ...``
-    line before Spark's query description (Python tracebacks nest inside Java ones).
-
-    Example::
-
-        >>> failure_cause("Traceback\\nValueError: x\\nFileNotFoundError: no segment\\n=== Stream")
-        'FileNotFoundError: no segment'
-    """
-    head = text.split("=== Streaming Query ===")[0]
-    found = [m.group(0).strip() for m in map(_CAUSE.match, head.splitlines()) if m]
-    found = [line for line in found if "raised by the Python Proxy" not in line]
-    if found:
-        return found[-1][:600]
-    lines = [line.strip() for line in head.splitlines() if line.strip()]
-    return lines[0][:600] if lines else "unknown error"
-
-
 def run_query(
     stream,
     *,
@@ -109,7 +75,6 @@ def run_query(
     checkpoint: str | Path,
     trigger_interval_ms: float,
     target_offset: int,
-    stop_after_batches: int | None = None,
     settings: Mapping[str, str | None] | None = None,
     output_mode: str = "update",
     timeout_seconds: float = 1800.0,
@@ -131,19 +96,10 @@ def run_query(
     started = time.time_ns()
     with session_settings(spark, {**STREAMING_SETTINGS, **(settings or {})}):
         query = writer.start()
-    stopped_early = False
     deadline = time.monotonic() + timeout_seconds
-    first_batch: int | None = None
     try:
         while query.isActive:
-            last = query.lastProgress
-            if last is not None and int(last["numInputRows"]) > 0:
-                first_batch = int(last["batchId"]) if first_batch is None else first_batch
-                ran = int(last["batchId"]) - first_batch + 1
-                if stop_after_batches is not None and ran >= stop_after_batches:
-                    stopped_early = _end_offset(last) < target_offset
-                    break
-            if _end_offset(last) >= target_offset:
+            if _end_offset(query.lastProgress) >= target_offset:
                 break
             if time.monotonic() > deadline:
                 raise TimeoutError(f"streaming query did not finish in {timeout_seconds:g} s")
@@ -164,7 +120,6 @@ def run_query(
         batches=batches,
         started_ns=started,
         finished_ns=finished,
-        stopped_early=stopped_early,
         first_offset=batches[0].start_offset if batches else 0,
         end_offset=batches[-1].end_offset if batches else 0,
         committed=committed,
