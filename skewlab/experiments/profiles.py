@@ -137,7 +137,7 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     "streaming": {
         "tiny": {
             "cardinalities": (20,),
-            "distributions": ("uniform", "zipf"),
+            "distributions": ("uniform",),
             "n_views": 1_200,
             "n_users": 500,
             "runs": 1,

@@ -78,7 +78,9 @@ __all__ = [
     "EXPERIMENT",
     "SEED_SPEEDUP_AT_20_KEYS",
     "default_provider_error",
+    "describe_shape",
     "format_summary",
+    "hot_partition_run",
     "latency_sweep",
     "rescale_checkpoint",
     "run_experiment",
@@ -355,6 +357,44 @@ def rescale_checkpoint(
             shutil.rmtree(root, ignore_errors=True)
 
 
+def hot_partition_run(
+    spark,
+    *,
+    n_views: int,
+    n_users: int,
+    n_tweets: int = 20,
+    skew: float = 1.2,
+    parallelism: int = 4,
+    max_rows_per_trigger: int = 1000,
+    trigger_interval_ms: float = 100.0,
+    seed: int = 1,
+):
+    """One per-record run over Zipf(``skew``) views, its checkpoint kept long enough to ask the
+    state store which partition holds the hottest tweet: ``(RunResult, that partition)``.
+
+    Example::
+
+        >>> result, hot = hot_partition_run(spark, n_views=3_000, n_users=500)  # doctest: +SKIP
+        >>> {b["partition"] for b in hot_partitions(result)} == {hot}           # doctest: +SKIP
+        True
+    """
+    views = generate_views(spark, ViewSpec(n_views, n_users, n_tweets, "zipf", skew, seed))
+    root = Path(tempfile.mkdtemp(prefix="skewlab-hot-"))
+    try:
+        params = Streaming(
+            variant="per-record",
+            trigger_interval_ms=trigger_interval_ms,
+            max_rows_per_trigger=max_rows_per_trigger,
+            checkpoint_dir=str(root),
+        )
+        result, _ = run_strategy(views, params, _job(parallelism), spark)
+        state = read_state(spark, root / "checkpoint", state_var="stats")
+        row = state.where("key.tweet_id = 'tweet-0'").select("partition_id").first()
+        return result, (int(row.partition_id) if row is not None else None)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def default_provider_error(spark, views=None) -> str:
     """What Spark says when a ``transformWithStateInPandas`` query starts on its default state
     store provider (the HDFS-backed one): the failing line, as raised.
@@ -451,6 +491,41 @@ def summarize(rows) -> dict[str, Any]:
         ),
         "by_cardinality": table,
     }
+
+
+def describe_shape(summary: dict[str, Any], distribution: str = "uniform") -> str:
+    """One sentence on the measured shape of per-batch / per-record over key cardinality:
+    whether it grows as the keys shrink (the seed's shape), from the figures themselves.
+
+    Example::
+
+        >>> print(describe_shape({"ratios": {"uniform": {
+        ...     "20000": {"per_batch_over_per_record": 1.1},
+        ...     "20": {"per_batch_over_per_record": 3.0}}}}))
+        uniform views: per-batch / per-record grows from 1.1x at 20,000 keys to 3.0x at 20 keys: the seed's shape (the seed: ~45x at 20 keys, Flink).
+    """  # noqa: E501
+    by_k = summary.get("ratios", {}).get(distribution, {})
+    points = sorted(
+        ((int(k), v["per_batch_over_per_record"]) for k, v in by_k.items()
+         if v.get("per_batch_over_per_record")),
+        reverse=True,
+    )  # fmt: skip
+    if len(points) < 2:
+        return (f"{distribution} views: one key cardinality measured at this profile, so no "
+                "shape to read; run a larger profile for the sweep.")  # fmt: skip
+    (k_hi, r_hi), (k_lo, r_lo) = points[0], points[-1]
+    at_20 = dict(points).get(20)
+    low = f"{r_lo:.1f}x at {k_lo:,} keys"
+    text = f"{distribution} views: per-batch / per-record "
+    if r_lo > 1.25 * r_hi:
+        text += f"grows from {r_hi:.1f}x at {k_hi:,} keys to {low}: the seed's shape"
+    else:
+        text += (f"does not grow as the keys shrink ({r_hi:.1f}x at {k_hi:,} keys, {low}): "
+                 "not the seed's shape")  # fmt: skip
+    seed = f"the seed: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x at 20 keys, Flink"
+    if at_20 is not None and k_lo != 20:
+        seed = f"{at_20:.1f}x at 20 keys; " + seed
+    return f"{text} ({seed})."
 
 
 def _x(value: float | None) -> str:

@@ -9,6 +9,7 @@
 ``buffering``       notebook 03: throughput over cardinality, latency over the interval
 ``state_cache``     notebook 04: FLIP-325's hit ratio and speedups, a cache-size slider
 ``sorted_input``    notebook 05: FLIP-140's WordCount, memory at two K, ValueState
+``streaming``       notebook 08: Spark Structured Streaming, the hot partition, rescaling
 ==================  ===============================================================
 
 Importing :mod:`skewlab.viz` inside ``skewlab report`` switches plotly to the offline report
@@ -23,7 +24,15 @@ Example::
 
 from __future__ import annotations
 
-from skewlab.viz import buffering, hot_keys, latency, salting, sorted_input, state_cache
+from skewlab.viz import (
+    buffering,
+    hot_keys,
+    latency,
+    salting,
+    sorted_input,
+    state_cache,
+    streaming,
+)
 from skewlab.viz.palette import COLORS, LABELS, TEMPLATE
 from skewlab.viz.render import in_report, use_report_renderer
 
@@ -38,5 +47,6 @@ __all__ = [
     "salting",
     "sorted_input",
     "state_cache",
+    "streaming",
     "use_report_renderer",
 ]

@@ -13,9 +13,7 @@ from skewlab.experiments.results import BenchResult
 
 @pytest.fixture(scope="module")
 def tiny(spark):
-    return streaming.run_experiment(
-        "tiny", cardinalities=(20,), distributions=("uniform",), progress=False, spark=spark
-    )
+    return streaming.run_experiment("tiny", progress=False, spark=spark)
 
 
 def test_every_run_matches_the_reference_and_the_summary_has_its_keys(tiny):
