@@ -14,6 +14,8 @@ operators do exactly the per-record state work the seeds talk about.
 ``job``       run stages on Spark and collect their results and metrics
 ``metrics``   ``RunResult``: every subtask's counters folded, modelled I/O included
 ``histogram`` a mergeable latency histogram;  ``memory``: a worker's peak memory
+``streaming`` Spark Structured Streaming itself: queries on the RocksDB state store, their
+              progress, sink, checkpoint and state (a subpackage)
 ============  ==================================================================
 
 Example::

@@ -4,7 +4,11 @@ resume; a failure mid-stream; bad input refused before a query starts."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -184,3 +188,35 @@ def test_the_cli_exits_2_with_one_line(argv, message, capsys):
     assert main(["run", "streaming", "--views", "100", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.cluster
+def test_every_variant_equals_the_reference_on_a_local_cluster():
+    """Separate executor JVMs and Python workers: the source, the processors and the state
+    store must not rely on the driver's process."""
+    script = textwrap.dedent(
+        """
+        import skewlab
+
+        spark = skewlab.get_spark()
+        assert spark.sparkContext.master.startswith("local-cluster")
+        spec = skewlab.ViewSpec(1_200, 200, 20, "zipf", 1.3, seed=9)
+        views = skewlab.generate_views(spark, spec).cache()
+        reference = skewlab.result_digest(skewlab.spark_reference_aggregate(views))
+        job = skewlab.JobConfig(parallelism=3, latency_profile=None)
+        for variant in ("per-record", "per-batch", "builtin"):
+            params = skewlab.Streaming(variant=variant, max_rows_per_trigger=500)
+            result, _ = skewlab.run_strategy(views, params, job)
+            same = result.result_digest == result.extra["state_digest"] == reference
+            print(variant, same, result.records_in, result.extra["state_partitions"])
+        spark.stop()
+        """
+    )
+    env = {**os.environ, "SKEWLAB_SPARK_MASTER": "local-cluster[2,1,1024]"}
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [ln.split() for ln in proc.stdout.splitlines() if ln.strip()]
+    assert [ln[0] for ln in lines] == list(VARIANTS)
+    assert all(ln[1:] == ["True", "1200", "3"] for ln in lines), proc.stdout
