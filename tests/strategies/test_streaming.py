@@ -200,15 +200,16 @@ def test_every_variant_equals_the_reference_on_a_local_cluster():
 
         spark = skewlab.get_spark()
         assert spark.sparkContext.master.startswith("local-cluster")
-        spec = skewlab.ViewSpec(1_200, 200, 20, "zipf", 1.3, seed=9)
-        views = skewlab.generate_views(spark, spec).cache()
-        reference = skewlab.result_digest(skewlab.spark_reference_aggregate(views))
         job = skewlab.JobConfig(parallelism=3, latency_profile=None)
-        for variant in ("per-record", "per-batch", "builtin"):
-            params = skewlab.Streaming(variant=variant, max_rows_per_trigger=500)
-            result, _ = skewlab.run_strategy(views, params, job)
-            same = result.result_digest == result.extra["state_digest"] == reference
-            print(variant, same, result.records_in, result.extra["state_partitions"])
+        for distribution in ("uniform", "zipf"):
+            spec = skewlab.ViewSpec(600, 100, 20, distribution, 1.3, seed=9)
+            views = skewlab.generate_views(spark, spec).cache()
+            reference = skewlab.result_digest(skewlab.spark_reference_aggregate(views))
+            for variant in ("per-record", "per-batch", "builtin"):
+                params = skewlab.Streaming(variant=variant, max_rows_per_trigger=300)
+                result, _ = skewlab.run_strategy(views, params, job)
+                same = result.result_digest == result.extra["state_digest"] == reference
+                print(variant, same, result.records_in, result.extra["state_partitions"])
         spark.stop()
         """
     )
@@ -218,5 +219,5 @@ def test_every_variant_equals_the_reference_on_a_local_cluster():
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = [ln.split() for ln in proc.stdout.splitlines() if ln.strip()]
-    assert [ln[0] for ln in lines] == list(VARIANTS)
-    assert all(ln[1:] == ["True", "1200", "3"] for ln in lines), proc.stdout
+    assert [ln[0] for ln in lines] == list(VARIANTS) * 2  # uniform, then Zipf
+    assert all(ln[1:] == ["True", "600", "3"] for ln in lines), proc.stdout
