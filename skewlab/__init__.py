@@ -22,7 +22,7 @@ nothing, and :func:`get_spark` is what starts Spark.
 ``state``         key groups, keyed state backends (heap, RocksDB, single-key, LRU cache)
 ``aggregates``    HLL registers, ``StatsState``, the count state, the oracles and digests
 ``operators``     the reduces, buffers and count operators a strategy chains
-``strategies``    naive, salted, buffered, cached, sorted, spark_sql; the count jobs
+``strategies``    naive, salted, buffered, cached, sorted, spark_sql, streaming; the count jobs
 ``inputs``        synthetic views, the WordCount input, lifecycle events
 ``iomodel``       latency profiles, fio import, the disk probe, the modelled I/O time
 ``experiments``   one module per seed experiment; the one profiles table
@@ -72,6 +72,7 @@ _API = {
     "Cached": "skewlab.strategies",
     "Sorted": "skewlab.strategies",
     "SparkSql": "skewlab.strategies",
+    "Streaming": "skewlab.strategies",
     "run_count": "skewlab.strategies.count",
     "run_with_savepoint": "skewlab.strategies.resume",
     "run_with_failure": "skewlab.strategies.resume",

@@ -27,6 +27,11 @@ EXPERIMENTS = {
         "skewlab.experiments.rescale",
         "seed 002: restore at a new parallelism -- read-all vs per-key index vs key groups",
     ),
+    "streaming": (
+        "skewlab.experiments.streaming",
+        "seed 000 on Spark Structured Streaming: per-record vs per-batch transformWithState vs "
+        "Spark's aggregation, latency vs trigger interval, rescaling a checkpoint",
+    ),
     "value-state": (
         "skewlab.experiments.value_state",
         "seed 001 (FLIP-140): ValueState micro-benchmark, heap / rocksdb / single_key in ops/ms",
@@ -43,6 +48,7 @@ examples:
   skewlab bench sorted --key-type string      # FLIP-140 WordCount with string keys
   skewlab bench value-state --json            # FLIP-140 ValueState ops/ms
   skewlab bench rescale --profile tiny        # seed 002: restore I/O three ways, Figure 3
+  skewlab bench streaming --profile full      # Spark Structured Streaming, 20,000 .. 1 keys
 """
 
 

@@ -29,12 +29,16 @@ examples:
   skewlab run cached --cache-entries 500 --views data/views/v100000-u25000-t20-uniform-seed1
   skewlab run salted --salt-buckets 4 --distribution zipf --skew 1.2 --json
   skewlab run buffered --source-rate 20000 --trigger-interval-ms 50 --views 20000
+  skewlab run streaming --variant per-record --tweets 20 --views 20000 --max-rows-per-trigger 2000
+  skewlab run streaming --variant per-batch --checkpoint-dir /tmp/q --stop-after-batches 3
 
 --views takes a number (views to generate, with --users/--tweets/--distribution/--skew/--seed)
 or the path of a saved view set (from 'skewlab generate'). A strategy takes only its own
 options: naive --backend --cache-entries; cached --cache-entries; buffered --buffer
 --trigger-interval-ms --max-count --backend --cache-entries; salted --salt-buckets --backend
---cache-entries; sorted and spark_sql none.
+--cache-entries; sorted and spark_sql none; streaming --variant --trigger-interval-ms
+--max-rows-per-trigger --checkpoint-dir --stop-after-batches (its state partitions are
+--parallelism, its arrival rate --source-rate).
 
 savepoints and failures (naive, salted, buffered, cached, sorted):
 """
@@ -49,6 +53,10 @@ STRATEGY_OPTIONS = {
     "max_count": "--max-count",
     "buffer": "--buffer",
     "salt_buckets": "--salt-buckets",
+    "variant": "--variant",
+    "max_rows_per_trigger": "--max-rows-per-trigger",
+    "checkpoint_dir": "--checkpoint-dir",
+    "stop_after_batches": "--stop-after-batches",
 }
 
 
@@ -87,7 +95,8 @@ def register(subparsers) -> None:
         "--trigger-interval-ms",
         type=float,
         default=None,
-        help="buffered: flush at least this often (default 100; 0: count-triggered only)",
+        help="buffered: flush at least this often (default 100; 0: count-triggered only); "
+        "streaming: the processing-time trigger (default 100)",
     )
     parser.add_argument(
         "--max-count",
@@ -112,6 +121,28 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--source-rate", type=float, default=None, help="replay at R records/s (default: max)"
+    )
+    parser.add_argument(
+        "--variant",
+        default=None,
+        help="streaming: per-record, per-batch (default) or builtin",
+    )
+    parser.add_argument(
+        "--max-rows-per-trigger",
+        type=int,
+        default=None,
+        help="streaming: rows per micro-batch at most (default 1000)",
+    )
+    parser.add_argument(
+        "--checkpoint-dir",
+        default=None,
+        help="streaming: keep the query's directory here; the same directory resumes it",
+    )
+    parser.add_argument(
+        "--stop-after-batches",
+        type=int,
+        default=None,
+        help="streaming: stop the query after N micro-batches (resume with --checkpoint-dir)",
     )
     parser.add_argument(
         "--latency-profile",

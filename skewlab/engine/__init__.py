@@ -17,6 +17,8 @@ operators do exactly the per-record state work the seeds talk about.
 ``recovery``  a job's savepoint, checkpoint and injected-failure settings
 ``savepoint`` a savepoint directory: published atomically, loaded and checked whole
 ``checkpointing``  restore, periodic checkpoints, stop-with-savepoint around an operator chain
+``streaming`` Spark Structured Streaming itself: queries on the RocksDB state store, their
+              progress, sink, checkpoint and state (a subpackage)
 ============  ==================================================================
 
 Example::

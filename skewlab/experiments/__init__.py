@@ -11,6 +11,7 @@
 ``value_state``     seed 001, FLIP-140: the ValueState micro-benchmark
 ``rescale``         seed 002: restore at a new parallelism three ways, RocksDB's native restore
 ``catch_up``        seed 002: the outage backlog, measured rates and simulated parallelisms
+``streaming``       seed 000 on Spark Structured Streaming: per-record / per-batch / builtin
 ==================  ===============================================================
 
 Example::
@@ -30,6 +31,7 @@ from skewlab.experiments import (
     rescale,
     salting,
     sorted_input,
+    streaming,
     value_state,
 )
 from skewlab.experiments.profiles import PROFILES, SETTINGS, profile_settings
@@ -48,5 +50,6 @@ __all__ = [
     "rescale",
     "salting",
     "sorted_input",
+    "streaming",
     "value_state",
 ]

@@ -98,6 +98,8 @@ __all__ = [
 ]
 
 EXPERIMENT = "rescale"
+#: What the headline ratios are computed from: bytes read and read requests of the restores.
+HEADLINE_MEASURE = "bytes_read_and_requests"
 #: The seed's Figure 3: keys 0..20, identity hash, 10 key groups, 3 -> 4.
 SEED_EXAMPLE = {"keys": 21, "max_parallelism": 10, "old_parallelism": 3, "new_parallelism": 4}
 
@@ -324,7 +326,7 @@ def summarize(rows: list[dict]) -> dict[str, Any]:
     every key-group restore read only the bytes of the entries it kept."""
     seed = [r for r in rows if r["case"].startswith("seed")]
     real = [r for r in rows if not r["case"].startswith("seed")]
-    summary: dict[str, Any] = {}
+    summary: dict[str, Any] = {"headline_measure": HEADLINE_MEASURE}
     for label, part in (("seed", seed), ("cases", real)):
         for way in RESTORE_WAYS:
             for field in ("bytes_read", "requests", "files_opened", "keys_read"):

@@ -9,6 +9,8 @@
 ``sorted``     FLIP-140: input sorted per partition by Spark, single-key state, one emission
                per key
 ``spark_sql``  Spark's own hash aggregation of the same HLL registers (the JVM ceiling)
+``streaming``  Spark Structured Streaming on its RocksDB state store: per-record or
+               per-micro-batch ``transformWithStateInPandas``, or Spark's own aggregation
 =============  ==========================================================================
 
 Each strategy is a small frozen dataclass of its own parameters (:data:`STRATEGIES`, by name),
@@ -40,6 +42,7 @@ from skewlab.strategies.parameters import KEYED_BACKENDS, StrategyParameters
 from skewlab.strategies.salted import Salted
 from skewlab.strategies.sorted_input import Sorted
 from skewlab.strategies.spark_sql import SparkSql
+from skewlab.strategies.streaming import Streaming
 
 __all__ = [
     "KEYED_BACKENDS",
@@ -51,6 +54,7 @@ __all__ = [
     "Sorted",
     "SparkSql",
     "StrategyParameters",
+    "Streaming",
     "run_strategies",
     "run_strategy",
     "strategy_parameters",
@@ -58,7 +62,7 @@ __all__ = [
 
 #: Every view strategy's parameters class, by name (the one registry).
 STRATEGIES: dict[str, type[StrategyParameters]] = {
-    cls.name: cls for cls in (Naive, Salted, Buffered, Cached, Sorted, SparkSql)
+    cls.name: cls for cls in (Naive, Salted, Buffered, Cached, Sorted, SparkSql, Streaming)
 }
 
 
@@ -73,7 +77,7 @@ def strategy_parameters(strategy: str | StrategyParameters, **options: Any) -> S
         >>> strategy_parameters("fastest")
         Traceback (most recent call last):
         ...
-        skewlab.errors.SkewlabInputError: unknown strategy 'fastest': use one of naive, salted, buffered, cached, sorted, spark_sql
+        skewlab.errors.SkewlabInputError: unknown strategy 'fastest': use one of naive, salted, buffered, cached, sorted, spark_sql, streaming
         >>> strategy_parameters("sorted", salt_buckets=4)
         Traceback (most recent call last):
         ...

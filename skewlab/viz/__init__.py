@@ -11,6 +11,7 @@
 ``sorted_input``    notebook 05: FLIP-140's WordCount, memory at two K, ValueState
 ``rescaling``       notebook 06: key groups (Figure 3), the restore ways, operator state
 ``backlog``         notebook 07: the outage backlog, catch-up time against parallelism
+``streaming``       notebook 08: Spark Structured Streaming, the hot partition, rescaling
 ==================  ===============================================================
 
 Importing :mod:`skewlab.viz` inside ``skewlab report`` switches plotly to the offline report
@@ -34,6 +35,7 @@ from skewlab.viz import (
     salting,
     sorted_input,
     state_cache,
+    streaming,
 )
 from skewlab.viz.palette import COLORS, LABELS, TEMPLATE
 from skewlab.viz.render import in_report, use_report_renderer
@@ -51,5 +53,6 @@ __all__ = [
     "salting",
     "sorted_input",
     "state_cache",
+    "streaming",
     "use_report_renderer",
 ]

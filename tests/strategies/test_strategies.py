@@ -207,7 +207,15 @@ def test_bad_parameters_fail_before_spark_work(spark, make, message):
 
 
 def test_the_registry_names_every_strategy_once():
-    assert list(STRATEGIES) == ["naive", "salted", "buffered", "cached", "sorted", "spark_sql"]
+    assert list(STRATEGIES) == [
+        "naive",
+        "salted",
+        "buffered",
+        "cached",
+        "sorted",
+        "spark_sql",
+        "streaming",
+    ]
     assert all(cls.name == name for name, cls in STRATEGIES.items())
     assert strategy_parameters("buffered", max_count=7) == Buffered(max_count=7)
 

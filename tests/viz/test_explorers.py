@@ -84,6 +84,20 @@ def test_buffering_explorer_measures_on_run(spark):
     assert explorer.figures[0].layout.title.text.startswith("5 tweets:")
 
 
+def test_streaming_explorer_streams_at_the_chosen_trigger_interval(spark):
+    from skewlab.viz.streaming import streaming_explorer
+
+    explorer = streaming_explorer(
+        spark, n_views=600, n_users=200, source_rate=1_200, parallelism=2, skew=1.5
+    )
+    assert explorer.figures == []  # nothing runs before *Run*
+    explorer.update(trigger_interval_ms=250, skew=2.0)
+    table = explorer.outputs[1]
+    assert list(table["variant"]) == ["per-record", "per-batch"]
+    assert set(table["trigger interval ms"]) == {250} and set(table["Zipf skew"]) == {2.0}
+    assert (table["micro-batches"] >= 1).all()
+
+
 def test_in_a_report_the_controls_are_shown_and_nothing_runs(monkeypatch):
     monkeypatch.setenv(REPORT_ENV, "1")
     explorer = ceiling_explorer(load_profile("ebs-article"))

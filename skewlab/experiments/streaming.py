@@ -1,0 +1,577 @@
+"""Seed 000's experiment on Spark's own streaming engine: per-record vs per-micro-batch state,
+Spark's built-in aggregation, the hot partition, the trigger interval's latency, and rescaling a
+streaming checkpoint.
+
+**Throughput.** For each key cardinality (20,000 .. 1, seed 000's sweep) and distribution
+(uniform, as the seed; Zipf), the same views run through the three variants of the
+``streaming`` strategy (:mod:`skewlab.strategies.streaming`) from a backlog, at most
+``max_rows_per_trigger`` rows per micro-batch, on ``parallelism`` state partitions; R runs each
+after one untimed warm-up query per variant. The headline is Spark's own measure: rows over the
+summed micro-batch durations. What each side does per micro-batch, and what the figure covers:
+
+==============  ===================================  ==============================
+variant         per micro-batch and key              the figure covers
+==============  ===================================  ==============================
+per-record      n state reads, merges, writes,       every micro-batch, end to end:
+                n running TweetStats emitted         source read, upstream map,
+per-batch       1 state read, n merges, 1 write,     shuffle, the stateful operator,
+                1 TweetStats emitted                 state commit, sink write
+builtin         Spark's partial aggregate per
+                register, 1 state row per register
+==============  ===================================  ==============================
+
+All three read the same source log, run the same upstream map (register entries by
+``xxhash64``) and write every emission to the same idempotent sink; every run's registers are
+checked against the Spark SQL reference, from the sink and from the state store.
+
+**Latency.** A paced source (``source_rate`` rows/s) and the per-batch variant at several
+trigger intervals: a row's latency is the delivery of its micro-batch minus its arrival.
+
+**Rescaling.** A query stopped mid-stream on 4 state partitions; restarted with another
+``spark.sql.shuffle.partitions`` it keeps 4 (Spark says so in its log and its offset log); the
+stopped checkpoint is then repartitioned 4 -> 8 -> 2 with pyspark's experimental, private
+``spark._streamingCheckpointManager.repartition``, the state read back per key after each step
+and compared, and the query resumed to the end of the source (reference digest). If the private
+call is missing or fails, the section says why and stops there.
+
+Example::
+
+    >>> summarize([])["per_batch_over_per_record_at_20_keys"] is None
+    True
+    >>> result = run_experiment("tiny", progress=False)                 # doctest: +SKIP
+    >>> result.summary["all_digests_match"]                            # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from skewlab.aggregates.digest import result_digest
+from skewlab.aggregates.reference import spark_reference_aggregate
+from skewlab.engine.config import JobConfig
+from skewlab.engine.session import get_spark
+from skewlab.engine.streaming.checkpoint import (
+    committed_batches,
+    recorded_conf,
+    repartition_checkpoint,
+)
+from skewlab.engine.streaming.failure import StreamingQueryFailed
+from skewlab.engine.streaming.provider import HDFS_PROVIDER, PROVIDER_KEY
+from skewlab.engine.streaming.query import run_query
+from skewlab.engine.streaming.sink import BatchSink
+from skewlab.engine.streaming.spark_log import OFFSET_METADATA_LOGGER, spark_warnings
+from skewlab.engine.streaming.state_store import read_state, state_metadata
+from skewlab.experiments.profiles import profile_settings, resolve_runs
+from skewlab.experiments.results import BenchResult
+from skewlab.inputs.stream_source import read_views_stream, write_source_log
+from skewlab.inputs.views import ViewSpec, generate_views
+from skewlab.strategies import Streaming, run_strategy
+from skewlab.strategies.streaming import VARIANTS, hot_partitions
+
+__all__ = [
+    "EXPERIMENT",
+    "SEED_SPEEDUP_AT_20_KEYS",
+    "default_provider_error",
+    "describe_shape",
+    "format_summary",
+    "hot_partition_run",
+    "latency_sweep",
+    "rescale_checkpoint",
+    "run_experiment",
+    "summarize",
+]
+
+EXPERIMENT = "streaming"
+#: What the headline ratios are computed from: rows over the summed micro-batch durations.
+HEADLINE_MEASURE = "records_per_second"
+#: The article's headline: buffered over naive throughput at 20 keys (Flink, its own machine).
+SEED_SPEEDUP_AT_20_KEYS = 45.0
+
+
+def _job(parallelism: int | None, source_rate: float | None = None) -> JobConfig:
+    return JobConfig(parallelism=parallelism, source_rate=source_rate, latency_profile=None)
+
+
+def _row(result, reference: str, **labels) -> dict[str, Any]:
+    hot = hot_partitions(result)
+    return {
+        "experiment": EXPERIMENT,
+        **labels,
+        "records_in": result.records_in,
+        "records_out": result.records_out,
+        "batches": len(result.extra["batches"]),
+        "records_per_second": result.extra["records_per_second"],
+        "operator_records_per_second": result.operator_records_per_second,
+        "e2e_records_per_second": result.e2e_records_per_second,
+        "state_reads": result.state_reads,
+        "state_writes": result.state_writes,
+        "state_rows_updated": result.extra["state_rows_updated"],
+        "state_commit_ms": result.extra["state_commit_ms"],
+        "latency_p50_ms": result.latency_p50_ms,
+        "latency_p99_ms": result.latency_p99_ms,
+        "hot_partition_time_share": statistics.median([h["time_share"] for h in hot])
+        if hot
+        else None,
+        "hot_partition_row_share": statistics.median([h["row_share"] for h in hot])
+        if hot
+        else None,
+        "digest_matches_reference": result.result_digest == reference,
+        "state_matches_reference": result.extra["state_digest"] == reference,
+    }
+
+
+def run_experiment(
+    profile: str = "quick",
+    runs: int | None = None,
+    *,
+    cardinalities: Sequence[int] | None = None,
+    distributions: Sequence[str] | None = None,
+    n_views: int | None = None,
+    n_users: int | None = None,
+    parallelism: int | None = None,
+    max_rows_per_trigger: int | None = None,
+    trigger_interval_ms: float = 100.0,
+    skew: float = 1.2,
+    seed: int = 1,
+    rescale: bool = True,
+    progress: bool = True,
+    spark=None,
+) -> BenchResult:
+    """Throughput of the three variants over key cardinality, latency over the trigger
+    interval, and the rescale section (see the module doc). Writes nothing (the CLI does)."""
+    from tqdm.auto import tqdm
+
+    settings = profile_settings(EXPERIMENT, profile)
+    runs = resolve_runs(settings, runs)
+    cards = tuple(cardinalities or settings["cardinalities"])
+    dists = tuple(distributions or settings["distributions"])
+    n_views = settings["n_views"] if n_views is None else n_views
+    n_users = settings["n_users"] if n_users is None else n_users
+    limit = (
+        settings["max_rows_per_trigger"] if max_rows_per_trigger is None else max_rows_per_trigger
+    )
+    parallelism = settings["parallelism"] if parallelism is None else parallelism
+    specs = [ViewSpec(n_views, n_users, k, d, skew, seed) for d in dists for k in cards]
+    variants = {v: Streaming(variant=v, trigger_interval_ms=trigger_interval_ms,
+                             max_rows_per_trigger=limit) for v in VARIANTS}  # fmt: skip
+    job = _job(parallelism)
+    spark = spark or get_spark()
+    if settings["warmup"]:
+        warm = generate_views(spark, ViewSpec(min(n_views, 2 * limit), n_users, 20, seed=seed))
+        for strategy in variants.values():
+            run_strategy(warm, strategy, job, spark)
+    rows = []
+    bar = tqdm(total=len(specs) * runs * len(variants), desc=EXPERIMENT, disable=not progress)
+    for spec in specs:
+        views = generate_views(spark, spec).cache()
+        reference = result_digest(spark_reference_aggregate(views))
+        for run in range(runs):
+            for name, strategy in variants.items():
+                bar.set_postfix_str(f"{spec.distribution} {spec.n_tweets} keys, {name}")
+                result, _ = run_strategy(views, strategy, job, spark)
+                rows.append(_row(result, reference, distribution=spec.distribution,
+                                 cardinality=spec.n_tweets, variant=name, run=run,
+                                 parallelism=result.parameters["parallelism"]))  # fmt: skip
+                bar.update()
+        views.unpersist()
+    bar.close()
+    paced = generate_views(spark, ViewSpec(settings["latency_views"], n_users, 20, seed=seed))
+    latency = latency_sweep(
+        spark, paced, trigger_intervals=settings["trigger_intervals"],
+        source_rate=settings["source_rate"], parallelism=parallelism,
+    )  # fmt: skip
+    summary = summarize(rows)
+    summary["latency"] = latency
+    summary["all_digests_match"] = summary["all_digests_match"] and all(
+        r["digest_matches_reference"] for r in latency
+    )
+    if rescale:
+        small = generate_views(spark, ViewSpec(settings["rescale_views"], n_users, 50, seed=seed))
+        summary["rescale"] = rescale_checkpoint(spark, small)
+        summary["all_digests_match"] = summary["all_digests_match"] and summary["rescale"]["ok"]
+    summary["profile"] = profile
+    return BenchResult(EXPERIMENT, profile, rows, summary)
+
+
+def latency_sweep(
+    spark,
+    views,
+    *,
+    trigger_intervals: Sequence[float],
+    source_rate: float,
+    variant: str = "per-batch",
+    parallelism: int | None = None,
+) -> list[dict[str, Any]]:
+    """Latency p50/p99 (arrival at the source to the delivery of the micro-batch) of one
+    variant over a paced source at ``source_rate`` rows/s, per trigger interval.
+
+    Example::
+
+        >>> latency_sweep(spark, views, trigger_intervals=(100, 500), source_rate=1_000)  # doctest: +SKIP
+    """  # noqa: E501
+    reference = result_digest(spark_reference_aggregate(views))
+    out = []
+    for interval in trigger_intervals:
+        strategy = Streaming(variant=variant, trigger_interval_ms=interval,
+                             max_rows_per_trigger=None)  # fmt: skip
+        result, _ = run_strategy(views, strategy, _job(parallelism, source_rate), spark)
+        batches = result.extra["batches"]
+        out.append(
+            {
+                "variant": variant,
+                "trigger_interval_ms": float(interval),
+                "source_rate": float(source_rate),
+                "batches": len(batches),
+                "rows_per_batch": result.records_in / len(batches) if batches else None,
+                "mean_batch_ms": statistics.fmean(b["duration_ms"] for b in batches)
+                if batches
+                else None,
+                "latency_p50_ms": result.latency_p50_ms,
+                "latency_p99_ms": result.latency_p99_ms,
+                "digest_matches_reference": result.result_digest == reference,
+            }
+        )
+    return out
+
+
+def _state_by_key(spark, checkpoint) -> dict[str, tuple[bytes, bytes, int]]:
+    rows = (
+        read_state(spark, checkpoint, state_var="stats")
+        .selectExpr("key.tweet_id AS t", "value.views AS v", "value.viewers AS u", "partition_id")
+        .collect()
+    )
+    return {r.t: (bytes(r.v), bytes(r.u), int(r.partition_id)) for r in rows}
+
+
+def rescale_checkpoint(
+    spark,
+    views,
+    *,
+    partitions: Sequence[int] = (4, 8, 2),
+    restart_partitions: int = 3,
+    directory: str | Path | None = None,
+) -> dict[str, Any]:
+    """The rescale section (see the module doc): returns its steps and findings.
+
+    ``partitions``: the state partitions the query starts on, then the repartition targets;
+    ``restart_partitions``: the ``spark.sql.shuffle.partitions`` a restart asks for in vain.
+    The views are read in six micro-batches: two before the stop, one by the restart, three
+    after the repartitions.
+
+    Example::
+
+        >>> rescale_checkpoint(spark, views)["ok"]                  # doctest: +SKIP
+        True
+    """
+    first, *targets = partitions
+    root = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="skewlab-rescale-"))
+    query_dir = root / "query"
+    ck = query_dir / "checkpoint"
+    reference = result_digest(spark_reference_aggregate(views))
+    rows = views.count()
+    max_rows_per_trigger = max(1, -(-rows // 6))
+
+    def run(parallelism: int, stop: int | None):
+        params = Streaming(variant="per-batch", max_rows_per_trigger=max_rows_per_trigger,
+                           checkpoint_dir=str(query_dir), stop_after_batches=stop)  # fmt: skip
+        return run_strategy(views, params, _job(parallelism), spark)[0]
+
+    steps: list[dict[str, Any]] = []
+    try:
+        started = run(first, 2)
+        steps.append({"step": f"start on {first} partitions, stop mid-stream",
+                      "state_partitions": started.extra["state_partitions"],
+                      "rows_read": started.records_in})  # fmt: skip
+        with spark_warnings(spark, OFFSET_METADATA_LOGGER) as said:
+            restarted = run(restart_partitions, 1)
+        kept = restarted.extra["state_partitions"]
+        spark_said = [line for line in said() if "partitions" in line]
+        steps.append({"step": f"restart asking for {restart_partitions} shuffle partitions",
+                      "state_partitions": kept, "rows_read": restarted.records_in})  # fmt: skip
+        recorded = recorded_conf(ck)
+        findings: dict[str, Any] = {
+            "restart_asked": restart_partitions,
+            "restart_kept": kept,
+            "spark_said": spark_said,
+            "offset_log_conf": {k: v for k, v in recorded.items() if "partitions" in k},
+            "repartition": [],
+        }
+        before = _state_by_key(spark, ck)
+        current = first
+        for target in targets:
+            commits = len(committed_batches(ck))
+            outcome = repartition_checkpoint(spark, ck, target)
+            entry: dict[str, Any] = {"from": current, "to": target, "done": outcome.done,
+                                     "reason": outcome.reason}  # fmt: skip
+            if outcome.done:
+                after = _state_by_key(spark, ck)
+                metadata = state_metadata(spark, ck)
+                entry |= {
+                    "metadata_partitions": int(metadata["numPartitions"].iloc[0]),
+                    "partitions_holding_keys": len({p for *_, p in after.values()}),
+                    "keys": len(after),
+                    "state_unchanged_per_key": {k: v[:2] for k, v in after.items()}
+                    == {k: v[:2] for k, v in before.items()},
+                    "keys_that_moved": sum(1 for k in after if after[k][2] != before[k][2]),
+                    "new_batches": len(committed_batches(ck)) - commits,
+                }
+                before, current = after, target
+                steps.append({"step": f"repartition {entry['from']} -> {target}",
+                              "state_partitions": entry["metadata_partitions"],
+                              "rows_read": 0})  # fmt: skip
+            findings["repartition"].append(entry)
+            if not outcome.done:
+                break
+        repartitioned = all(e["done"] for e in findings["repartition"])
+        if repartitioned:
+            final = run(current, None)
+            steps.append({"step": f"resume on {current} partitions to the end",
+                          "state_partitions": final.extra["state_partitions"],
+                          "rows_read": final.records_in})  # fmt: skip
+            findings |= {
+                "resumed_partitions": final.extra["state_partitions"],
+                "resumed_digest_matches_reference": final.result_digest == reference,
+                "resumed_state_matches_reference": final.extra["state_digest"] == reference,
+                "records_in": final.records_in,
+                "records_processed": final.records_processed,
+            }
+        findings["repartition_available"] = repartitioned
+        findings["ok"] = kept == first and (
+            not repartitioned
+            or (
+                findings["resumed_digest_matches_reference"]
+                and findings["resumed_state_matches_reference"]
+                and all(e["state_unchanged_per_key"] for e in findings["repartition"])
+                and findings["resumed_partitions"] == current
+            )
+        )
+        findings["steps"] = steps
+        findings["rows"] = rows
+        return findings
+    finally:
+        if directory is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def hot_partition_run(
+    spark,
+    *,
+    n_views: int,
+    n_users: int,
+    n_tweets: int = 20,
+    skew: float = 1.2,
+    parallelism: int = 4,
+    max_rows_per_trigger: int = 1000,
+    trigger_interval_ms: float = 100.0,
+    seed: int = 1,
+):
+    """One per-record run over Zipf(``skew``) views, its checkpoint kept long enough to ask the
+    state store which partition holds the hottest tweet: ``(RunResult, that partition)``.
+
+    Example::
+
+        >>> result, hot = hot_partition_run(spark, n_views=3_000, n_users=500)  # doctest: +SKIP
+        >>> {b["partition"] for b in hot_partitions(result)} == {hot}           # doctest: +SKIP
+        True
+    """
+    views = generate_views(spark, ViewSpec(n_views, n_users, n_tweets, "zipf", skew, seed))
+    root = Path(tempfile.mkdtemp(prefix="skewlab-hot-"))
+    try:
+        params = Streaming(
+            variant="per-record",
+            trigger_interval_ms=trigger_interval_ms,
+            max_rows_per_trigger=max_rows_per_trigger,
+            checkpoint_dir=str(root),
+        )
+        result, _ = run_strategy(views, params, _job(parallelism), spark)
+        state = read_state(spark, root / "checkpoint", state_var="stats")
+        row = state.where("key.tweet_id = 'tweet-0'").select("partition_id").first()
+        return result, (int(row.partition_id) if row is not None else None)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def default_provider_error(spark, views=None) -> str:
+    """What Spark says when a ``transformWithStateInPandas`` query starts on its default state
+    store provider (the HDFS-backed one): the failing line, as raised.
+
+    Example::
+
+        >>> default_provider_error(spark)                        # doctest: +SKIP
+        '... STORE_BACKEND_NOT_SUPPORTED_FOR_TWS ...'
+    """
+    root = Path(tempfile.mkdtemp(prefix="skewlab-provider-"))
+    try:
+        views = views if views is not None else generate_views(spark, ViewSpec(10, 5, 2, seed=1))
+        log = write_source_log(views, root / "source")
+        stream = read_views_stream(spark, log)
+        out, _ = Streaming(variant="per-record").pipeline(stream)
+        try:
+            run_query(out, sink=BatchSink(root / "sink"), checkpoint=root / "checkpoint",
+                      trigger_interval_ms=100, target_offset=log.rows,
+                      settings={PROVIDER_KEY: HDFS_PROVIDER}, timeout_seconds=300)  # fmt: skip
+        except StreamingQueryFailed as failed:
+            return failed.cause
+        return "no error: the query ran on the HDFS-backed provider"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _median(rows, distribution: str, cardinality: int, variant: str) -> float | None:
+    values = [
+        r["records_per_second"]
+        for r in rows
+        if r["distribution"] == distribution
+        and r["cardinality"] == cardinality
+        and r["variant"] == variant
+        and r["records_per_second"]
+    ]
+    return statistics.median(values) if values else None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a and b else None
+
+
+def summarize(rows) -> dict[str, Any]:
+    """Min / median / max throughput per distribution, cardinality and variant, and the ratios
+    (uniform views first, as in the seed; Zipf beside them).
+
+    Example::
+
+        >>> rows = [{"distribution": "uniform", "cardinality": 20, "variant": v, "run": 0,
+        ...          "records_per_second": x, "digest_matches_reference": True,
+        ...          "state_matches_reference": True}
+        ...         for v, x in (("per-record", 100.0), ("per-batch", 400.0), ("builtin", 800.0))]
+        >>> s = summarize(rows)
+        >>> s["per_batch_over_per_record_at_20_keys"], s["builtin_over_per_batch_at_20_keys"]
+        (4.0, 2.0)
+    """
+    table = []
+    ratios: dict[str, dict[int, dict[str, float | None]]] = {}
+    for dist in sorted({r["distribution"] for r in rows}, key=("uniform", "zipf").index):
+        for k in sorted(
+            {r["cardinality"] for r in rows if r["distribution"] == dist}, reverse=True
+        ):
+            for variant in VARIANTS:
+                values = [
+                    r["records_per_second"] for r in rows
+                    if (r["distribution"], r["cardinality"], r["variant"]) == (dist, k, variant)
+                    and r["records_per_second"]
+                ]  # fmt: skip
+                if values:
+                    table.append({"distribution": dist, "cardinality": k, "variant": variant,
+                                  "min": min(values), "median": statistics.median(values),
+                                  "max": max(values), "runs": len(values)})  # fmt: skip
+            per_record, per_batch, builtin = (_median(rows, dist, k, v) for v in VARIANTS)
+            ratios.setdefault(dist, {})[k] = {
+                "per_batch_over_per_record": _ratio(per_batch, per_record),
+                "builtin_over_per_batch": _ratio(builtin, per_batch),
+            }
+    headline = ratios.get("uniform") or ratios.get("zipf") or {}
+    zipf = ratios.get("zipf", {})
+    return {
+        "headline_measure": HEADLINE_MEASURE,
+        "runs": max((r["run"] for r in rows), default=-1) + 1,
+        "per_batch_over_per_record_at_20_keys": headline.get(20, {}).get(
+            "per_batch_over_per_record"
+        ),
+        "builtin_over_per_batch_at_20_keys": headline.get(20, {}).get("builtin_over_per_batch"),
+        "per_batch_over_per_record_at_20_keys_zipf": zipf.get(20, {}).get(
+            "per_batch_over_per_record"
+        ),
+        "builtin_over_per_batch_at_20_keys_zipf": zipf.get(20, {}).get("builtin_over_per_batch"),
+        "ratios": {d: {str(k): v for k, v in by_k.items()} for d, by_k in ratios.items()},
+        "seed_speedup_at_20_keys": SEED_SPEEDUP_AT_20_KEYS,
+        "all_digests_match": all(
+            r["digest_matches_reference"] and r["state_matches_reference"] for r in rows
+        ),
+        "by_cardinality": table,
+    }
+
+
+def describe_shape(summary: dict[str, Any], distribution: str = "uniform") -> str:
+    """One sentence on the measured shape of per-batch / per-record over key cardinality:
+    whether it grows as the keys shrink (the seed's shape), from the figures themselves.
+
+    Example::
+
+        >>> print(describe_shape({"ratios": {"uniform": {
+        ...     "20000": {"per_batch_over_per_record": 1.1},
+        ...     "20": {"per_batch_over_per_record": 3.0}}}}))
+        uniform views: per-batch / per-record grows from 1.1x at 20,000 keys to 3.0x at 20 keys: the seed's shape (the seed: ~45x at 20 keys, Flink).
+    """  # noqa: E501
+    by_k = summary.get("ratios", {}).get(distribution, {})
+    points = sorted(
+        ((int(k), v["per_batch_over_per_record"]) for k, v in by_k.items()
+         if v.get("per_batch_over_per_record")),
+        reverse=True,
+    )  # fmt: skip
+    if len(points) < 2:
+        return (f"{distribution} views: one key cardinality measured at this profile, so no "
+                "shape to read; run a larger profile for the sweep.")  # fmt: skip
+    (k_hi, r_hi), (k_lo, r_lo) = points[0], points[-1]
+    at_20 = dict(points).get(20)
+    low = f"{r_lo:.1f}x at {k_lo:,} keys"
+    text = f"{distribution} views: per-batch / per-record "
+    if r_lo > 1.25 * r_hi:
+        text += f"grows from {r_hi:.1f}x at {k_hi:,} keys to {low}: the seed's shape"
+    else:
+        text += (f"does not grow as the keys shrink ({r_hi:.1f}x at {k_hi:,} keys, {low}): "
+                 "not the seed's shape")  # fmt: skip
+    seed = f"the seed: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x at 20 keys, Flink"
+    if at_20 is not None and k_lo != 20:
+        seed = f"{at_20:.1f}x at 20 keys; " + seed
+    return f"{text} ({seed})."
+
+
+def _x(value: float | None) -> str:
+    return f"{value:.1f}x" if value else "-"
+
+
+def format_summary(result: BenchResult) -> str:
+    """The measured table (min / median / max rows per second) and the ratios beside the
+    seed's headline; the latency and rescale sections."""
+    s = result.summary
+    lines = [f"{'dist':<8} {'keys':>7}  {'variant':<10} {'min':>9} {'median':>9} {'max':>9}"]
+    for row in s["by_cardinality"]:
+        lines.append(
+            f"{row['distribution']:<8} {row['cardinality']:>7,}  {row['variant']:<10} "
+            f"{row['min']:>9,.0f} {row['median']:>9,.0f} {row['max']:>9,.0f}"
+        )
+    at_20 = _x(s["per_batch_over_per_record_at_20_keys"])
+    lines.append(
+        f"at 20 keys (uniform): per-batch / per-record {at_20}"
+        f", builtin / per-batch {_x(s['builtin_over_per_batch_at_20_keys'])} (the seed's buffer: "
+        f"~{s['seed_speedup_at_20_keys']:.0f}x, Flink on its machine); rows/s over micro-batch "
+        f"time, median of {s['runs']} run(s); all digests match the reference: "
+        f"{s['all_digests_match']}"
+    )  # noqa: E501
+    for row in s.get("latency", []):
+        lines.append(
+            f"latency at {row['source_rate']:,.0f} rows/s, "
+            f"trigger {row['trigger_interval_ms']:,.0f} ms: "
+            f"p50 {row['latency_p50_ms']:,.0f} ms, p99 {row['latency_p99_ms']:,.0f} ms "
+            f"over {row['batches']} micro-batches"
+        )
+    rescale = s.get("rescale")
+    if rescale:
+        lines.append(
+            f"restart asking for {rescale['restart_asked']} partitions kept "
+            f"{rescale['restart_kept']}; " + "; ".join(
+                f"repartition {e['from']} -> {e['to']}: "
+                + ("done, state per key unchanged: " + str(e["state_unchanged_per_key"])
+                   if e["done"] else f"NOT done ({e['reason']})")
+                for e in rescale["repartition"]
+            )
+            + (f"; resumed on {rescale['resumed_partitions']} partitions, digest matches: "
+               f"{rescale['resumed_digest_matches_reference']}"
+               if rescale["repartition_available"] else "")
+        )  # fmt: skip
+    return "\n".join(lines)

@@ -1,0 +1,334 @@
+"""Notebook 08, Spark Structured Streaming: the three variants over key cardinality beside the
+seed's figure, the hot partition, latency over the trigger interval, rescaling a checkpoint,
+and sliders for the trigger interval and the skew.
+
+Every figure builder takes what :mod:`skewlab.experiments.streaming` returns (a
+:class:`~skewlab.experiments.results.BenchResult`, its JSON dict, or its parts) and returns a
+plotly figure or a pandas DataFrame; :func:`streaming_explorer` reruns real queries.
+
+Example::
+
+    >>> rows = pd.DataFrame({
+    ...     "distribution": ["uniform"] * 3, "cardinality": [20] * 3, "run": [0] * 3,
+    ...     "variant": ["per-record", "per-batch", "builtin"],
+    ...     "records_per_second": [100.0, 400.0, 900.0]})
+    >>> fig = throughput_figure(rows)
+    >>> fig.layout.xaxis.type, len(fig.data)
+    ('log', 6)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from skewlab.engine.config import JobConfig
+from skewlab.experiments.streaming import SEED_SPEEDUP_AT_20_KEYS
+from skewlab.inputs.views import ViewSpec, generate_views
+from skewlab.strategies import Streaming, run_strategy
+from skewlab.strategies.streaming import VARIANTS, hot_partitions
+from skewlab.viz.explorer import Explorer
+from skewlab.viz.palette import COLORS, TEMPLATE
+
+__all__ = [
+    "batches_table",
+    "bench_rows",
+    "hot_partition_figure",
+    "latency_figure",
+    "ratio_figure",
+    "rescale_table",
+    "show_saved_benchmark",
+    "streaming_explorer",
+    "throughput_figure",
+    "throughput_table",
+]
+
+_DASH = {"uniform": "solid", "zipf": "dash"}
+_STYLE = {"description_width": "initial"}
+
+
+def bench_rows(result: Mapping[str, Any] | Any) -> pd.DataFrame:
+    """The rows of a streaming benchmark: a ``BenchResult``, its JSON dict, or a DataFrame."""
+    if isinstance(result, pd.DataFrame):
+        return result
+    if hasattr(result, "frame"):
+        return result.frame()
+    return pd.DataFrame(result["rows"])
+
+
+def _summary(result) -> dict[str, Any]:
+    return result.summary if hasattr(result, "summary") else result["summary"]
+
+
+def throughput_table(result) -> pd.DataFrame:
+    """Min / median / max rows per second per distribution, key cardinality and variant.
+
+    Example::
+
+        >>> throughput_table({"summary": {"by_cardinality": [{"distribution": "uniform",
+        ...     "cardinality": 20, "variant": "builtin", "min": 1, "median": 2, "max": 3,
+        ...     "runs": 1}]}}).columns.tolist()
+        ['distribution', 'cardinality', 'variant', 'min', 'median', 'max', 'runs']
+    """
+    return pd.DataFrame(_summary(result)["by_cardinality"])
+
+
+def throughput_figure(
+    result, *, title: str = "Spark Structured Streaming: throughput vs key cardinality"
+) -> go.Figure:
+    """Rows per second (over the micro-batches' time) against the number of distinct tweets,
+    log-log: one colour per variant, solid for uniform views, dashed for Zipf; every run a dot."""
+    rows = bench_rows(result)
+    fig = go.Figure()
+    for dist in [d for d in ("uniform", "zipf") if d in set(rows["distribution"])]:
+        for variant in VARIANTS:
+            runs = rows[(rows["distribution"] == dist) & (rows["variant"] == variant)]
+            if not len(runs):
+                continue
+            medians = runs.groupby("cardinality")["records_per_second"].median().sort_index()
+            color = COLORS[variant]
+            fig.add_trace(go.Scatter(
+                x=runs["cardinality"], y=runs["records_per_second"], mode="markers",
+                marker={"color": color, "opacity": 0.35, "size": 6}, showlegend=False,
+                hovertemplate=f"{variant}, {dist}: " + "%{x} keys, %{y:,.0f} rows/s<extra></extra>",
+            ))  # fmt: skip
+            fig.add_trace(go.Scatter(
+                x=medians.index, y=medians.values, mode="lines+markers",
+                line={"color": color, "dash": _DASH[dist]}, name=f"{variant} ({dist})",
+                hovertemplate="%{x} keys: %{y:,.0f} rows/s<extra></extra>",
+            ))  # fmt: skip
+    fig.update_layout(
+        title=title,
+        template=TEMPLATE,
+        xaxis={"title": "distinct tweets (key cardinality)", "type": "log"},
+        yaxis={"title": "rows / s over micro-batch time", "type": "log"},
+        legend={"title": "variant (views)"},
+    )
+    return fig
+
+
+def ratio_figure(result, *, title: str = "What the micro-batch buys, per key cardinality"):
+    """Per-batch over per-record and builtin over per-batch (medians) against the key
+    cardinality, with seed 000's ~45x at 20 keys marked as the seed's (Flink, its machine)."""
+    ratios = _summary(result)["ratios"]
+    fig = go.Figure()
+    for dist, by_k in ratios.items():
+        ks = sorted(by_k, key=int)
+        for name, color in (("per_batch_over_per_record", COLORS["per-batch"]),
+                            ("builtin_over_per_batch", COLORS["builtin"])):  # fmt: skip
+            fig.add_trace(go.Scatter(
+                x=[int(k) for k in ks], y=[by_k[k][name] for k in ks], mode="lines+markers",
+                line={"color": color, "dash": _DASH.get(dist, "solid")},
+                name=f"{name.replace('_over_', ' / ').replace('_', '-')} ({dist})",
+                hovertemplate="%{x} keys: %{y:.1f}x<extra></extra>",
+            ))  # fmt: skip
+    fig.add_trace(go.Scatter(
+        x=[20], y=[SEED_SPEEDUP_AT_20_KEYS], mode="markers",
+        marker={"symbol": "star", "size": 14, "color": COLORS["seed"]},
+        name="seed 000: buffered / naive ~45x at 20 keys (Flink)",
+    ))  # fmt: skip
+    fig.add_hline(y=1, line={"dash": "dot", "color": "#888"})
+    fig.update_layout(
+        title=title,
+        template=TEMPLATE,
+        xaxis={"title": "distinct tweets (key cardinality)", "type": "log"},
+        yaxis={"title": "ratio of median rows / s (x)", "type": "log"},
+    )
+    return fig
+
+
+def batches_table(run) -> pd.DataFrame:
+    """One row per micro-batch of a streaming ``RunResult``: rows, duration, state rows
+    updated, commit time, RocksDB gets and puts.
+
+    Example::
+
+        >>> from skewlab.engine.metrics import RunResult
+        >>> r = RunResult("streaming", {}, 1, 1, 0, 1, 1, 1.0, 1.0, "d", extra={"batches": [
+        ...     {"batch_id": 0, "rows": 1, "duration_ms": 9, "state_rows_updated": 1,
+        ...      "state_commit_ms": 2, "state_memory_bytes": 0, "rocksdb": {}}]})
+        >>> batches_table(r)["rows"].tolist()
+        [1]
+    """
+    return pd.DataFrame(
+        [
+            {
+                "batch": b["batch_id"],
+                "rows": b["rows"],
+                "duration_ms": b["duration_ms"],
+                "state_rows_updated": b["state_rows_updated"],
+                "state_commit_ms": b["state_commit_ms"],
+                "state_memory_bytes": b["state_memory_bytes"],
+                "rocksdb_gets": b["rocksdb"].get("rocksdbGetCount"),
+                "rocksdb_puts": b["rocksdb"].get("rocksdbPutCount"),
+            }
+            for b in run.extra["batches"]
+        ]
+    )
+
+
+def hot_partition_figure(run, hot_partition: int | None = None, *, title: str | None = None):
+    """Per micro-batch, the processor's time in each Spark partition (bars) and the batch's
+    duration (line): the partition that holds the hot key sets every batch's pace."""
+    subtasks = pd.DataFrame(run.subtasks)
+    durations = batches_table(run).set_index("batch")["duration_ms"]
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    for partition in sorted(subtasks["partition"].unique()):
+        part = subtasks[subtasks["partition"] == partition]
+        hot = partition == hot_partition
+        fig.add_trace(go.Bar(
+            x=part["batch"], y=part["operator_seconds"] * 1000,
+            name=f"partition {partition}" + (" (holds tweet-0)" if hot else ""),
+            marker={"color": COLORS["per-record"] if hot else "#9fb4c7"},
+            customdata=part["records"],
+            hovertemplate="batch %{x}: %{y:,.0f} ms, %{customdata} rows<extra></extra>",
+        ), secondary_y=False)  # fmt: skip
+    fig.add_trace(go.Scatter(
+        x=durations.index, y=durations.values, mode="lines+markers", name="batch duration",
+        line={"color": "#333"}, hovertemplate="batch %{x}: %{y:,.0f} ms<extra></extra>",
+    ), secondary_y=True)  # fmt: skip
+    fig.update_layout(
+        title=title or "Per-record: processor time per partition, per micro-batch",
+        template=TEMPLATE,
+        barmode="group",
+        xaxis={"title": "micro-batch"},
+    )
+    fig.update_yaxes(title_text="time inside the processor (ms)", secondary_y=False)
+    fig.update_yaxes(title_text="micro-batch duration (ms)", secondary_y=True, rangemode="tozero")
+    return fig
+
+
+def latency_figure(latency, *, title: str = "Latency vs trigger interval (paced source)"):
+    """p50 / p99 latency (a row's arrival to its micro-batch's delivery) against the trigger
+    interval, with guides at half an interval and one interval.
+
+    Example::
+
+        >>> fig = latency_figure([{"trigger_interval_ms": 100.0, "latency_p50_ms": 900.0,
+        ...     "latency_p99_ms": 1500.0, "source_rate": 1000.0, "variant": "per-batch"}])
+        >>> len(fig.data)
+        4
+    """
+    table = pd.DataFrame(latency).sort_values("trigger_interval_ms")
+    x = table["trigger_interval_ms"]
+    variant = table["variant"].iloc[0] if len(table) else "per-batch"
+    fig = go.Figure()
+    for column, name, dash in (("latency_p50_ms", "p50", "solid"),
+                               ("latency_p99_ms", "p99", "dash")):  # fmt: skip
+        fig.add_trace(go.Scatter(
+            x=x, y=table[column], mode="lines+markers", name=f"{variant} {name}",
+            line={"color": COLORS.get(variant, "#333"), "dash": dash},
+            hovertemplate="interval %{x} ms: %{y:,.0f} ms<extra></extra>",
+        ))  # fmt: skip
+    for factor, name in ((0.5, "half an interval"), (1.0, "one interval")):
+        fig.add_trace(go.Scatter(
+            x=x, y=x * factor, mode="lines", name=name, hoverinfo="skip",
+            line={"color": "#999", "dash": "dot", "width": 1},
+        ))  # fmt: skip
+    rate = table["source_rate"].iloc[0] if len(table) else None
+    fig.update_layout(
+        title=f"{title} — {rate:,.0f} rows/s" if rate else title,
+        template=TEMPLATE,
+        xaxis={"title": "trigger interval (ms)", "type": "log"},
+        yaxis={"title": "latency (ms), arrival to delivery", "type": "log"},
+    )
+    return fig
+
+
+def rescale_table(rescale: Mapping[str, Any]) -> pd.DataFrame:
+    """The rescale section's steps: what ran, on how many state partitions, rows read.
+
+    Example::
+
+        >>> rescale_table({"steps": [{"step": "start", "state_partitions": 4, "rows_read": 9}]}
+        ...               ).to_dict("records")
+        [{'step': 'start', 'state_partitions': 4, 'rows_read': 9}]
+    """
+    return pd.DataFrame(rescale["steps"])
+
+
+def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
+    """Show a saved ``skewlab bench streaming`` result (``latest_result("streaming")``), or say
+    there is none.
+
+    Example::
+
+        >>> show_saved_benchmark(None)
+        no saved result yet: run `skewlab bench streaming --profile full`
+    """
+    if saved is None:
+        print("no saved result yet: run `skewlab bench streaming --profile full`")
+        return None
+    s = saved["summary"]
+    at_20 = s.get("per_batch_over_per_record_at_20_keys")
+    print(
+        f"profile {s.get('profile', '?')}, {s['runs']} run(s) per point; per-batch / per-record "
+        f"at 20 keys: " + (f"{at_20:.1f}x" if at_20 else "not measured")
+        + f" (seed 000's buffer, Flink: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x); all digests match: "
+        + str(s.get("all_digests_match"))
+    )  # fmt: skip
+    fig = throughput_figure(saved, title="Saved benchmark: throughput vs key cardinality")
+    fig.show()
+    return fig
+
+
+def streaming_explorer(
+    spark,
+    *,
+    n_views: int,
+    n_users: int,
+    trigger_interval_ms: int = 100,
+    skew: float = 1.2,
+    source_rate: float = 1_000,
+    parallelism: int = 4,
+    seed: int = 1,
+) -> Explorer:
+    """Sliders for the trigger interval and the Zipf skew; *Run* streams ``n_views`` views over
+    20 tweets at ``source_rate`` rows/s through the per-record and per-batch variants and shows
+    the per-record run's partitions and both runs' throughput and latency.
+
+    Example::
+
+        >>> explorer = streaming_explorer(spark, n_views=2_000, n_users=500)   # doctest: +SKIP
+        >>> explorer.update(trigger_interval_ms=500).outputs[1]               # doctest: +SKIP
+    """
+
+    def draw(trigger_interval_ms: int, skew: float) -> list:
+        spec = ViewSpec(n_views, n_users, 20, "zipf", skew, seed)
+        views = generate_views(spark, spec).cache()
+        job = JobConfig(parallelism=parallelism, source_rate=source_rate, latency_profile=None)
+        rows, runs = [], {}
+        try:
+            for variant in ("per-record", "per-batch"):
+                params = Streaming(variant=variant, trigger_interval_ms=trigger_interval_ms,
+                                   max_rows_per_trigger=None)  # fmt: skip
+                result, _ = run_strategy(views, params, job, spark)
+                runs[variant] = result
+                hot = hot_partitions(result)
+                rows.append({"variant": variant, "trigger interval ms": trigger_interval_ms,
+                             "Zipf skew": skew, "rows/s": result.extra["records_per_second"],
+                             "micro-batches": len(result.extra["batches"]),
+                             "latency p50 ms": result.latency_p50_ms,
+                             "latency p99 ms": result.latency_p99_ms,
+                             "hot partition's time share": max(
+                                 (h["time_share"] or 0 for h in hot), default=None)})  # fmt: skip
+        finally:
+            views.unpersist()
+        return [hot_partition_figure(runs["per-record"]), pd.DataFrame(rows)]
+
+    controls = {
+        "trigger_interval_ms": widgets.SelectionSlider(
+            options=[50, 100, 250, 500, 1_000, 2_000], value=trigger_interval_ms,
+            description="trigger interval (ms)", continuous_update=False, style=_STYLE,
+        ),
+        "skew": widgets.SelectionSlider(
+            options=[0.5, 0.8, 1.0, 1.2, 1.5, 2.0], value=skew, description="Zipf skew",
+            continuous_update=False, style=_STYLE,
+        ),
+    }  # fmt: skip
+    return Explorer(controls, draw, run_button=True).start()
