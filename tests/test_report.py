@@ -106,3 +106,59 @@ def test_the_kernel_keeps_its_warnings_out_of_the_terminal(tmp_path, capfd):
     captured = capfd.readouterr()
     assert report.ok and (tmp_path / "out" / "quiet.html").exists()
     assert "without encryption" not in captured.err + captured.out
+
+
+def _notebook(path, *sources):
+    nb = new_notebook(cells=[new_markdown_cell(f"# {path.stem}\n\nA test notebook.")])
+    nb.cells += [new_code_cell(s) for s in sources]
+    nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "P"}
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_one_kernel_runs_every_notebook_from_a_fresh_namespace(tmp_path):
+    first = _notebook(tmp_path / "a.ipynb", "import os\nx = 41\npid = os.getpid()\npid")
+    second = _notebook(
+        tmp_path / "b.ipynb",
+        "import os\ntry:\n    x\nexcept NameError:\n    pass\nelse:\n"
+        "    raise AssertionError('x leaked')",
+        "os.getpid()",
+    )
+    result = render_report("tiny", out=tmp_path / "out", notebooks=[first, second], progress=False)
+    assert result.ok, [nb.error for nb in result.failures]
+    a, b = (
+        nbformat.read(str(tmp_path / "out" / "executed" / n), 4) for n in ("a.ipynb", "b.ipynb")
+    )
+    # the same kernel process ran both, and each notebook's cells are numbered from 1
+    assert a.cells[1].outputs[0]["data"] == b.cells[2].outputs[0]["data"]
+    assert [c.execution_count for c in b.cells if c.cell_type == "code"] == [1, 2]
+    # the first notebook waited for the kernel to start, the second did not
+    timings = [nb.timing for nb in result.notebooks]
+    assert timings[0].kernel > 0 and timings[1].kernel == 0
+    assert all(t.total >= t.kernel + t.code + t.render for t in timings)
+    table = result.timings().splitlines()
+    assert table[0].split()[:7] == [
+        "notebook",
+        "total",
+        "kernel",
+        "spark",
+        "cells",
+        "render",
+        "other",
+    ]
+    assert [line.split()[0] for line in table[1:]] == ["a", "b", "all"]
+
+
+def test_a_notebook_that_kills_the_kernel_fails_and_the_next_gets_a_new_one(tmp_path):
+    dies = _notebook(tmp_path / "a_dies.ipynb", "import os\nos._exit(3)")
+    after = _notebook(tmp_path / "b_after.ipynb", "1 + 1")
+    result = render_report("tiny", out=tmp_path / "out", notebooks=[dies, after], progress=False)
+    assert [nb.name for nb in result.failures] == ["a_dies"]
+    assert result.notebooks[1].ok and result.notebooks[1].timing.kernel > 0  # it paid a restart
+
+
+def test_the_tiny_report_starts_spark_once_and_says_where(tiny_report):
+    spark = [nb.timing.spark for nb in tiny_report.notebooks]
+    assert spark[0] > 0 and all(s == 0 for s in spark[1:])  # 00 starts Spark, the rest share it
+    assert tiny_report.notebooks[0].timing.kernel > 0
+    assert all(nb.timing.kernel == 0 for nb in tiny_report.notebooks[1:])

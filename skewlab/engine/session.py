@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -195,6 +196,22 @@ def jvm_log_path() -> Path:
     return Path(tempfile.gettempdir()) / f"skewlab-spark-driver-{os.getpid()}.log"
 
 
+#: Seconds this process has spent starting Spark (a new driver JVM and SparkContext).
+_START_SECONDS = [0.0]
+
+
+def spark_start_seconds() -> float:
+    """Seconds this process has spent starting Spark so far: what ``skewlab report`` charges
+    each notebook for (the first to ask for a session pays; the rest share it).
+
+    Example::
+
+        >>> spark_start_seconds() >= 0.0
+        True
+    """
+    return _START_SECONDS[0]
+
+
 def _get_or_create_quietly(builder):
     """``getOrCreate`` with the new driver JVM's stderr sent to :func:`jvm_log_path`.
 
@@ -208,6 +225,7 @@ def _get_or_create_quietly(builder):
     log = jvm_log_path()
     sys.stderr.flush()
     saved = os.dup(2)
+    began = time.perf_counter()
     try:
         with open(log, "ab") as target:
             os.dup2(target.fileno(), 2)
@@ -216,6 +234,7 @@ def _get_or_create_quietly(builder):
             except Exception as exc:
                 raise RuntimeError(f"Spark did not start; the JVM's output is in {log}") from exc
     finally:
+        _START_SECONDS[0] += time.perf_counter() - began
         os.dup2(saved, 2)
         os.close(saved)
 

@@ -18,7 +18,7 @@ import os
 import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
-__all__ = ["REPORT_ENV", "ReportRenderer", "in_report", "use_report_renderer"]
+__all__ = ["REPORT_ENV", "ReportRenderer", "begin_notebook", "in_report", "use_report_renderer"]
 
 #: Set to ``1`` in a notebook's kernel by ``skewlab report``.
 REPORT_ENV = "SKEWLAB_REPORT"
@@ -55,6 +55,20 @@ def use_report_renderer(force: bool = False) -> bool:
 
 
 use_report_renderer()
+
+
+def begin_notebook() -> None:
+    """A new page begins (``skewlab report`` runs its notebooks in one kernel): the next figure
+    inlines plotly.js again, so each notebook's HTML works on its own.
+
+    Example::
+
+        >>> begin_notebook()
+        >>> pio.renderers["skewlab_report"]._shared["plotlyjs_sent"]
+        False
+    """
+    renderer = pio.renderers["skewlab_report"]
+    renderer._shared["plotlyjs_sent"] = False  # noqa: SLF001 - the renderer's own flag
 
 
 def in_report() -> bool:

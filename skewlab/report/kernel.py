@@ -1,0 +1,198 @@
+"""One Jupyter kernel for every notebook of a report.
+
+Started once by :func:`~skewlab.report.render_report`, it runs the notebooks one after the
+other: the kernel, skewlab's imports and Spark's driver JVM are started once instead of once
+per notebook. Before each notebook the kernel is put back to a fresh state
+(:data:`FRESH_NOTEBOOK`): the user namespace is reset (execution numbers start again at 1),
+widgets are closed, Spark's cached tables are dropped and the offline plotly renderer will
+inline plotly.js again in the notebook's first figure. A kernel that died (e.g. a notebook ran
+out of memory) is started again for the next notebook, and that start is counted.
+
+Example::
+
+    >>> with SharedKernel(cwd="notebooks") as kernel:  # doctest: +SKIP
+    ...     kernel.prepare()               # before each notebook
+    ...     pm.execute_notebook(..., km=kernel.manager)
+    ...     kernel.spark_start_seconds()   # seconds spent starting Spark in it so far
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from skewlab.viz.render import REPORT_ENV
+
+__all__ = ["FRESH_NOTEBOOK", "KernelError", "SharedKernel", "report_environment"]
+
+#: Run in the kernel before each notebook (not stored in the notebook, not counted as a cell).
+FRESH_NOTEBOOK = """\
+get_ipython().reset(new_session=True, aggressive=False)
+import gc as _gc
+import sys as _sys
+if "ipywidgets" in _sys.modules:
+    _sys.modules["ipywidgets"].Widget.close_all()
+if "pyspark.sql" in _sys.modules:
+    _active = _sys.modules["pyspark.sql"].SparkSession.getActiveSession()
+    if _active is not None:
+        _active.catalog.clearCache()
+    del _active
+if "skewlab.viz.render" in _sys.modules:
+    _sys.modules["skewlab.viz.render"].begin_notebook()
+_gc.collect()
+del _gc, _sys
+"""
+
+#: Evaluated in the kernel after a notebook: seconds spent starting Spark in it so far.
+SPARK_START_EXPRESSION = (
+    "__import__('skewlab.engine.session', fromlist=['spark_start_seconds'])"
+    ".spark_start_seconds() if 'skewlab.engine.session' in __import__('sys').modules else 0.0"
+)
+
+
+@contextmanager
+def report_environment() -> Iterator[None]:
+    """``SKEWLAB_REPORT=1`` for the block (a kernel started inside it renders offline HTML and
+    its widgets stay inert), then the old value back."""
+    previous = os.environ.get(REPORT_ENV)
+    os.environ[REPORT_ENV] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(REPORT_ENV, None)
+        else:
+            os.environ[REPORT_ENV] = previous
+
+
+class KernelError(RuntimeError):
+    """The shared kernel could not be prepared for the next notebook."""
+
+
+class SharedKernel:
+    """A running Jupyter kernel that papermill executes several notebooks in (``km=``).
+
+    ``start_seconds`` adds up every start of the kernel process (the first, and any restart
+    after a notebook killed it); :meth:`take_start_seconds` hands out what was added since it
+    was last called, so each notebook is charged for the start it waited for.
+    """
+
+    def __init__(
+        self,
+        kernel_name: str = "python3",
+        *,
+        cwd: str | Path | None = None,
+        extra_arguments: list[str] | None = None,
+        startup_timeout: float = 120.0,
+    ) -> None:
+        self.kernel_name = kernel_name
+        self.cwd = None if cwd is None else str(cwd)
+        self.extra_arguments = list(extra_arguments or [])
+        self.startup_timeout = startup_timeout
+        self.manager = self._new_manager()
+        self.start_seconds = 0.0
+        self._charged = 0.0
+
+    # -- life cycle
+    def __enter__(self) -> SharedKernel:
+        self.ensure_running()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    def ensure_running(self) -> None:
+        """Start the kernel if it is not running (the first time, or after it died)."""
+        from jupyter_core.utils import run_sync
+
+        if self.manager.has_kernel and run_sync(self.manager.is_alive)():
+            return
+        began = time.perf_counter()
+        if self.manager.has_kernel:  # it died: clean up what is left, start with a new manager
+            with contextlib.suppress(Exception):  # the process is gone already
+                run_sync(self.manager.shutdown_kernel)(now=True)
+            self.manager = self._new_manager()
+        kwargs: dict[str, Any] = {"extra_arguments": self.extra_arguments}
+        if self.cwd is not None:
+            kwargs["cwd"] = self.cwd
+        run_sync(self.manager.start_kernel)(**kwargs)
+        client = self._client()
+        client.stop_channels()
+        self.start_seconds += time.perf_counter() - began
+
+    def _new_manager(self):
+        from jupyter_client.manager import AsyncKernelManager
+
+        return AsyncKernelManager(kernel_name=self.kernel_name)
+
+    def shutdown(self) -> None:
+        """Stop the kernel (and with it the Spark driver JVM it started)."""
+        from jupyter_core.utils import run_sync
+
+        if self.manager.has_kernel:
+            run_sync(self.manager.shutdown_kernel)(now=False)
+
+    def take_start_seconds(self) -> float:
+        """Seconds spent starting the kernel since the last call."""
+        seconds, self._charged = self.start_seconds - self._charged, self.start_seconds
+        return seconds
+
+    # -- between notebooks
+    def prepare(self, cwd: str | Path | None = None) -> float:
+        """Make sure the kernel runs and put it back to a fresh state for the next notebook,
+        working in ``cwd`` (the notebook's folder) if given. Returns
+        :meth:`spark_start_seconds` as it stands before the notebook."""
+        self.ensure_running()
+        code = FRESH_NOTEBOOK
+        if cwd is not None:
+            code += f"__import__('os').chdir({json.dumps(str(Path(cwd).resolve()))})\n"
+        return _seconds(self._run(code, {"spark": SPARK_START_EXPRESSION}))
+
+    def spark_start_seconds(self) -> float:
+        """Seconds the kernel has spent starting Spark so far (0 if it never did)."""
+        if not self.manager.has_kernel:
+            return 0.0
+        return _seconds(self._run("", {"spark": SPARK_START_EXPRESSION}))
+
+    def _client(self):
+        from jupyter_client.blocking import BlockingKernelClient
+
+        client = BlockingKernelClient()
+        client.load_connection_info(self.manager.get_connection_info())
+        client.start_channels()
+        client.wait_for_ready(timeout=self.startup_timeout)
+        return client
+
+    def _run(self, code: str, expressions: dict[str, str] | None = None) -> dict[str, Any]:
+        client = self._client()
+        try:
+            reply = client.execute_interactive(
+                code,
+                silent=False,
+                store_history=False,
+                user_expressions=expressions or {},
+                timeout=self.startup_timeout,
+                output_hook=lambda _msg: None,
+            )
+        finally:
+            client.stop_channels()
+        content = reply["content"]
+        if content["status"] != "ok":
+            raise KernelError(
+                f"the shared kernel refused to prepare the next notebook: "
+                f"{content.get('ename')}: {content.get('evalue')}"
+            )
+        return content.get("user_expressions", {})
+
+
+def _seconds(expressions: dict[str, Any]) -> float:
+    value = expressions.get("spark", {})
+    if value.get("status") != "ok":
+        return 0.0
+    return float(value["data"]["text/plain"])

@@ -1,0 +1,120 @@
+"""Every notebook of the lab executed in one shared kernel and rendered to an HTML report.
+
+Example::
+
+    >>> result = render_report("quick", out="reports")  # doctest: +SKIP
+    >>> result.ok, result.index  # doctest: +SKIP
+    (True, PosixPath('reports/index.html'))
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skewlab import paths
+from skewlab.errors import SkewlabInputError
+from skewlab.experiments.profiles import PROFILES
+from skewlab.report.index import write_index
+from skewlab.report.kernel import SharedKernel, report_environment
+from skewlab.report.notebook import (
+    KERNEL_ARGUMENTS,
+    NotebookReport,
+    notebook_parameters,
+    render_notebook,
+)
+from skewlab.report.timing import format_timings
+from skewlab.validation import check_choice
+
+__all__ = ["ReportResult", "notebook_paths", "render_report"]
+
+
+@dataclass
+class ReportResult:
+    """Every notebook's outcome and the index page."""
+
+    profile: str
+    index: Path
+    notebooks: list[NotebookReport] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return all(nb.ok for nb in self.notebooks)
+
+    @property
+    def failures(self) -> list[NotebookReport]:
+        return [nb for nb in self.notebooks if not nb.ok]
+
+    def timings(self) -> str:
+        """Where the time went, per notebook (:func:`~skewlab.report.timing.format_timings`)."""
+        return format_timings([(nb.name, nb.timing) for nb in self.notebooks if nb.timing])
+
+
+def notebook_paths(directory: Path | None = None) -> list[Path]:
+    """The lab's notebooks, in their numbered order."""
+    directory = directory or paths.notebooks_dir()
+    return sorted(p for p in directory.glob("*.ipynb") if not p.name.startswith("."))
+
+
+def render_report(
+    profile: str = "quick",
+    out: str | Path | None = None,
+    *,
+    notebooks: list[Path] | None = None,
+    progress: bool = True,
+    kernel_name: str = "python3",
+) -> ReportResult:
+    """Execute and render every notebook with a report profile's parameters.
+
+    The notebooks run one after the other in one Jupyter kernel
+    (:class:`~skewlab.report.kernel.SharedKernel`): the kernel, the imports and Spark's JVM
+    start once; each notebook starts from a fresh namespace. They do not run side by side:
+    their measurements would share the machine's cores.
+
+    Args:
+        profile: ``quick`` (the default; about two minutes on 2 cores), ``full`` (the seeds'
+            sizes), or ``tiny`` (what the tests render).
+        out: output directory (default ``reports/``); must not be an existing file.
+        notebooks: the notebooks to run (default: all of ``notebooks/``).
+        progress: show a progress bar.
+
+    Example::
+
+        >>> result = render_report("quick")  # doctest: +SKIP
+        >>> result.ok  # doctest: +SKIP
+        True
+        >>> print(result.timings())  # doctest: +SKIP
+    """
+    from tqdm.auto import tqdm
+
+    check_choice("report profile (--profile)", profile, PROFILES)
+    out_dir = Path(out) if out is not None else paths.reports_dir()
+    if out_dir.exists() and not out_dir.is_dir():
+        raise SkewlabInputError(f"output path {str(out_dir)!r} exists and is a file")
+    nb_paths = notebook_paths() if notebooks is None else [Path(p) for p in notebooks]
+    if not nb_paths:
+        raise SkewlabInputError(f"no notebooks found in {paths.notebooks_dir()}")
+    missing = [str(p) for p in nb_paths if not p.is_file()]
+    if missing:
+        raise SkewlabInputError(f"notebook(s) not found: {', '.join(missing)}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result = ReportResult(profile=profile, index=out_dir / "index.html")
+    started = time.perf_counter()
+    bar = tqdm(nb_paths, desc="report", unit="notebook", disable=not progress)
+    with (
+        report_environment(),
+        SharedKernel(
+            kernel_name, cwd=nb_paths[0].parent, extra_arguments=KERNEL_ARGUMENTS
+        ) as kernel,
+    ):
+        for nb_path in bar:
+            bar.set_postfix_str(nb_path.stem)
+            params = notebook_parameters(nb_path, profile)
+            result.notebooks.append(
+                render_notebook(nb_path, out_dir, params, kernel_name, kernel=kernel)
+            )
+    result.seconds = time.perf_counter() - started
+    write_index(result)
+    return result
