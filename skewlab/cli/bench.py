@@ -7,6 +7,7 @@ import importlib
 import json
 import sys
 
+from skewlab.experiments.headlines import HEADLINE_RATIOS, TOLERANCE, compare_profiles
 from skewlab.experiments.profiles import PROFILES
 
 #: experiment name -> (module, help)
@@ -49,7 +50,13 @@ examples:
   skewlab bench value-state --json            # FLIP-140 ValueState ops/ms
   skewlab bench rescale --profile tiny        # seed 002: restore I/O three ways, Figure 3
   skewlab bench streaming --profile full      # Spark Structured Streaming, 20,000 .. 1 keys
+  skewlab bench compare                       # each headline ratio: newest quick vs full run
 """
+
+COMPARE_HELP = (
+    "each benchmark's headline ratios from its newest quick and full result files side by "
+    "side, with the difference (the quick profile should stay within 15% of the full one)"
+)
 
 
 def register(subparsers) -> None:
@@ -97,6 +104,19 @@ def register(subparsers) -> None:
                 help="key type of the WordCount input: int or string (default int)",
             )
         exp.set_defaults(func=run)
+    compare = sub.add_parser(
+        "compare",
+        help=COMPARE_HELP.replace("%", "%%"),
+        description=COMPARE_HELP,
+        epilog="example:\n  skewlab bench cache --profile quick && skewlab bench cache "
+        "--profile full && skewlab bench compare cache",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    compare.add_argument(
+        "experiments", nargs="*", metavar="EXPERIMENT",
+        help=f"the benchmarks to compare: {', '.join(HEADLINE_RATIOS)} (default: all)",
+    )  # fmt: skip
+    compare.set_defaults(func=run_compare)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,3 +142,34 @@ def run(args: argparse.Namespace) -> int:
         print("skewlab bench: a run's emissions do not add up to its counts", file=sys.stderr)
         ok = False
     return 0 if ok else 1
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Print the quick-vs-full table; say which result files are missing and how to make them."""
+    unknown = [e for e in args.experiments if e not in HEADLINE_RATIOS]
+    if unknown:
+        print(
+            f"skewlab bench compare: unknown experiment {unknown[0]!r}: use one of "
+            f"{', '.join(HEADLINE_RATIOS)}",
+            file=sys.stderr,
+        )
+        return 2
+    rows, missing = compare_profiles(args.experiments or None)
+    if rows:
+        print(f"{'experiment':12s} {'headline ratio':40s} {'quick':>8s} {'full':>8s} {'diff':>7s}")
+        for r in rows:
+            q, f, d = (r["quick"], r["full"], r["difference"])
+            mark = (
+                "" if r["within"] is None else ("" if r["within"] else f"  outside {TOLERANCE:.0%}")
+            )
+            print(
+                f"{r['experiment']:12s} {r['ratio']:40s} {_num(q):>8s} {_num(f):>8s} "
+                f"{'-' if d is None else format(d, '+.1%'):>7s}{mark}"
+            )
+    for command in missing:
+        print(f"no result file yet: run `{command}`", file=sys.stderr)
+    return 0
+
+
+def _num(value) -> str:
+    return "-" if value is None else f"{value:.2f}"

@@ -97,8 +97,11 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def latest_result(experiment: str, directory: Path | None = None) -> dict[str, Any] | None:
-    """The newest result file of ``experiment`` (any profile), as a dict, or None."""
+def latest_result(
+    experiment: str, directory: Path | None = None, profile: str | None = None
+) -> dict[str, Any] | None:
+    """The newest result file of ``experiment`` (of ``profile``, or any), as a dict, or None."""
     directory = Path(directory) if directory else paths.results_dir()
-    files = sorted(directory.glob(f"{experiment}-*.json"), key=lambda p: p.stat().st_mtime)
+    pattern = f"{experiment}-{profile}-*.json" if profile else f"{experiment}-*.json"
+    files = sorted(directory.glob(pattern), key=lambda p: p.stat().st_mtime)
     return json.loads(files[-1].read_text()) if files else None

@@ -210,7 +210,8 @@ def run_experiment(
 
 #: The ratios reported per operation: ``name: (faster backend, slower backend)``.
 RATIOS = {"heap_over_rocksdb": ("heap", "rocksdb"), "single_key_over_heap": ("single_key", "heap")}
-_SHORT = {"valueAdd": "add", "valueGet": "get", "valueUpdate": "update"}
+#: the short name of each operation in the summary's ratio keys (``heap_over_rocksdb_add``)
+SHORT_NAMES = {"valueAdd": "add", "valueGet": "get", "valueUpdate": "update"}
 
 
 def seed_ratios() -> dict[str, float]:
@@ -222,7 +223,7 @@ def seed_ratios() -> dict[str, float]:
         14.1
     """
     return {
-        f"{name}_{_SHORT[op]}": SEED_OPS_PER_MS[op][a] / SEED_OPS_PER_MS[op][b]
+        f"{name}_{SHORT_NAMES[op]}": SEED_OPS_PER_MS[op][a] / SEED_OPS_PER_MS[op][b]
         for name, (a, b) in RATIOS.items()
         for op in OPERATIONS
     }
@@ -259,7 +260,7 @@ def summarize(rows) -> dict:
     }
     for name, (a, b) in RATIOS.items():
         for op in OPERATIONS:
-            key = f"{name}_{_SHORT[op]}"
+            key = f"{name}_{SHORT_NAMES[op]}"
             summary[key] = _div(table[op], a, b)
             summary[key + "_cpu"] = _div(summary["ops_per_cpu_ms"][op], a, b)
             summary[key + "_first_pass"] = _div(summary["warmup_ops_per_wall_ms"][op], a, b)
@@ -303,9 +304,9 @@ def format_summary(result: BenchResult) -> str:
         lines.append(
             f"{name}: "
             + "; ".join(
-                f"{op} {_fmt(s[f'{name}_{_SHORT[op]}'], '.2f')}x "
-                f"(CPU {_fmt(s[f'{name}_{_SHORT[op]}_cpu'], '.2f')}x, "
-                f"seed {seed[f'{name}_{_SHORT[op]}']:.2f}x)"
+                f"{op} {_fmt(s[f'{name}_{SHORT_NAMES[op]}'], '.2f')}x "
+                f"(CPU {_fmt(s[f'{name}_{SHORT_NAMES[op]}_cpu'], '.2f')}x, "
+                f"seed {seed[f'{name}_{SHORT_NAMES[op]}']:.2f}x)"
                 for op in OPERATIONS
             )
         )

@@ -62,3 +62,9 @@ def test_fewer_keys_mean_fewer_state_accesses_for_the_buffers_only(result):
     assert reads("naive", 20) == reads("naive", 1_000) == n  # one read per record
     for side in ("buffered", "buffered_list"):  # at most one read per key per flush
         assert reads(side, 20) <= 20 * (n // 1_000 + 1) < reads(side, 1_000) < n
+
+
+def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):
+    from skewlab.experiments.headlines import HEADLINE_RATIOS
+
+    assert all(result.summary[key] is not None for key in HEADLINE_RATIOS["buffering"])

@@ -96,3 +96,9 @@ def test_bad_settings_are_refused_before_any_work():
         cache.run_experiment("tiny", write_batch=1, progress=False)
     with pytest.raises(SkewlabInputError, match="cache size"):
         cache.run_experiment("tiny", sizes=(0,), progress=False)
+
+
+def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):
+    from skewlab.experiments.headlines import HEADLINE_RATIOS
+
+    assert all(result.summary[key] is not None for key in HEADLINE_RATIOS["cache"])

@@ -11,6 +11,7 @@ from skewlab import paths
 from skewlab.cli import main
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments import rescale
+from skewlab.experiments.headlines import HEADLINE_RATIOS
 from skewlab.iomodel.restore_time import object_store_model
 
 
@@ -62,6 +63,7 @@ def test_bench_rescale_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
                     "rocksdb_ingest"}  # fmt: skip
     assert {r["distribution"] for r in payload["rows"]} == {"identity", "uniform", "zipf"}
     assert len(list(tmp_path.glob("rescale-tiny-*.json"))) == 1
+    assert all(s[key] is not None for key in HEADLINE_RATIOS["rescale"])  # bench compare's
 
 
 def test_bad_cases_are_refused_before_any_work():

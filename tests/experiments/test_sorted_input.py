@@ -73,3 +73,9 @@ def test_summary_text_shows_headline_spread_and_seed(result):
     assert "job seconds (sort included)" in text
     assert "seed 4.67" in text  # string keys: 116,894 / 25,007
     assert "traced peak memory of heap" in text
+
+
+def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):
+    from skewlab.experiments.headlines import HEADLINE_RATIOS
+
+    assert all(result.summary[key] is not None for key in HEADLINE_RATIOS["sorted"])

@@ -63,3 +63,9 @@ def test_the_rescale_section_keeps_partitions_on_restart_and_repartitions_exactl
 def test_spark_refuses_transform_with_state_on_its_default_provider(spark):
     said = streaming.default_provider_error(spark)
     assert "STORE_BACKEND_NOT_SUPPORTED_FOR_TWS" in said and "RocksDBStateStoreProvider" in said
+
+
+def test_the_summary_carries_every_headline_ratio_bench_compare_reads(tiny):
+    from skewlab.experiments.headlines import HEADLINE_RATIOS
+
+    assert all(tiny.summary[key] is not None for key in HEADLINE_RATIOS["streaming"])

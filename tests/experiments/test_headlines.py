@@ -1,0 +1,47 @@
+"""``skewlab bench compare``: a quick run's headline ratios against a full run's, read from the
+result files ``skewlab bench`` writes."""
+
+from __future__ import annotations
+
+import os
+
+from skewlab import paths
+from skewlab.cli import main
+from skewlab.experiments.headlines import HEADLINE_RATIOS, compare_profiles
+from skewlab.experiments.results import BenchResult
+
+
+def _write(directory, experiment, profile, summary, mtime):
+    result = BenchResult(experiment, profile, [{"run": 0}], summary)
+    for path in result.write(directory):
+        os.utime(path, (mtime, mtime))
+    return result
+
+
+def test_the_newest_quick_and_full_files_are_compared_ratio_by_ratio(tmp_path):
+    keys = HEADLINE_RATIOS["cache"]
+    _write(tmp_path, "cache", "full", dict.fromkeys(keys, 20.0) | {"speedup_250": 0.9}, 2_000)
+    _write(tmp_path, "cache", "quick", dict.fromkeys(keys, 22.0) | {"speedup_250": 0.7}, 3_000)
+    rows, missing = compare_profiles(["cache", "sorted"], tmp_path)
+    assert missing == [
+        "skewlab bench sorted --profile quick",
+        "skewlab bench sorted --profile full",
+    ]
+    by_ratio = {r["ratio"]: r for r in rows}
+    assert set(by_ratio) == set(keys)
+    assert by_ratio["speedup_1000"]["difference"] == 22.0 / 20.0 - 1
+    assert by_ratio["speedup_1000"]["within"] is True  # +10 %
+    assert by_ratio["speedup_250"]["within"] is False  # 0.7 against 0.9: -22 %
+
+
+def test_the_cli_prints_the_table_and_says_what_is_missing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(paths, "results_dir", lambda: tmp_path)
+    keys = HEADLINE_RATIOS["buffering"]
+    _write(tmp_path, "buffering", "full", dict.fromkeys(keys, 40.0), 1_000)
+    _write(tmp_path, "buffering", "quick", dict.fromkeys(keys, 30.0), 2_000)
+    assert main(["bench", "compare", "buffering", "cache"]) == 0
+    out, err = capsys.readouterr()
+    assert "speedup_at_20_keys" in out and "-25.0%" in out and "outside 15%" in out
+    assert "skewlab bench cache --profile quick" in err
+    assert main(["bench", "compare", "nope"]) == 2
+    assert "unknown experiment 'nope'" in capsys.readouterr().err
