@@ -39,13 +39,13 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     # notebook 00: the problem in pictures
     "hot_keys": {
         "tiny": {"n_views": 2_000, "n_users": 500, "n_tweets": 50},
-        "quick": {"n_views": 100_000, "n_users": 25_000, "n_tweets": 1_000},
+        "quick": {"n_views": 50_000, "n_users": 25_000, "n_tweets": 1_000},
         "full": {"n_views": 1_000_000, "n_users": 25_000, "n_tweets": 20_000},
     },
     # notebook 01: the EBS arithmetic, this machine's disk, a real run measured and modelled
     "ebs_latency": {
         "tiny": {"probe_size_mb": 2, "probe_seconds": 1, "run_views": 2_000},
-        "quick": {"probe_size_mb": 16, "probe_seconds": 3, "run_views": 20_000},
+        "quick": {"probe_size_mb": 8, "probe_seconds": 1, "run_views": 10_000},
         "full": {"probe_size_mb": 256, "probe_seconds": 20, "run_views": 100_000},
     },
     # notebook 02: key salting
@@ -58,11 +58,11 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
             "n_event_users": 1_000,
         },
         "quick": {
-            "n_views": 20_000,
+            "n_views": 10_000,
             "n_users": 5_000,
             "n_tweets": 5,
             "routing_parallelism": 8,
-            "n_event_users": 10_000,
+            "n_event_users": 5_000,
         },
         "full": {
             "n_views": 100_000,
@@ -76,8 +76,8 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     "buffering": {
         "tiny": {"cardinalities": (1_000, 20), "n_views": 2_000, "n_users": 1_000, "runs": 1},
         "quick": {
-            "cardinalities": (20_000, 1_000, 100, 20, 1),
-            "n_views": 100_000,
+            "cardinalities": (20_000, 20, 1),
+            "n_views": 50_000,
             "n_users": 25_000,
             "runs": 1,
         },
@@ -92,9 +92,9 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     "latency_sweep": {
         "tiny": {"views": 1_000, "source_rate": 2_000, "trigger_intervals": (20, 200)},
         "quick": {
-            "views": 6_000,
+            "views": 2_000,
             "source_rate": 2_000,
-            "trigger_intervals": (10, 20, 50, 100, 200, 500),
+            "trigger_intervals": (10, 50, 200, 500),
         },
         "full": {
             "views": 20_000,
@@ -112,11 +112,11 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
             "costs_n": 20_000,
         },
         "quick": {
-            "n": 2_000_000,
-            "runs": 3,
-            "sweep_n": 300_000,
-            "sweep_sizes": _CACHE_SWEEP,
-            "costs_n": 500_000,
+            "n": 500_000,
+            "runs": 1,
+            "sweep_n": 100_000,
+            "sweep_sizes": (250, 500, 750, 1000, 1500),
+            "costs_n": 200_000,
         },
         "full": {
             "n": 20_000_000,
@@ -129,7 +129,7 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     # seed 001, FLIP-140: WordCount, keyed vs sorted (skewlab bench sorted)
     "sorted": {
         "tiny": {"n": 20_000, "k": 2_000, "runs": 1},
-        "quick": {"n": 2_000_000, "k": 200_000, "runs": 1},
+        "quick": {"n": 400_000, "k": 40_000, "runs": 1},
         "full": {"n": 40_000_000, "k": 4_000_000, "runs": 3},
     },
     # seed 002: restore at a new parallelism three ways, on real savepoints (skewlab bench rescale)
@@ -147,12 +147,12 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
         "quick": {
             "cases": ((3, 4), (4, 2), (2, 12)),
             "distributions": ("uniform", "zipf"),
-            "n_views": 100_000,
-            "n_users": 25_000,
-            "n_tweets": 20_000,
+            "n_views": 10_000,
+            "n_users": 5_000,
+            "n_tweets": 2_000,
             "max_parallelism": 128,
-            "probe_size_mb": 16,
-            "probe_seconds": 2,
+            "probe_size_mb": 4,
+            "probe_seconds": 0.5,
         },
         "full": {
             "cases": ((3, 4), (4, 2), (2, 12)),
@@ -179,15 +179,15 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
             "startup_repeats": 1,
         },
         "quick": {
-            "n_views": 200_000,
+            "n_views": 50_000,
             "n_users": 25_000,
             "n_tweets": 20_000,
             "skew": 1.1,
             "outage_hours": 4,
             "utilization": 0.7,
             "normal_parallelism": 4,
-            "startup_tasks": 16,
-            "startup_repeats": 3,
+            "startup_tasks": 8,
+            "startup_repeats": 2,
         },
         "full": {
             "n_views": 1_000_000,
@@ -219,18 +219,18 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
             "rescale_views": 900,
         },
         "quick": {
-            "cardinalities": (20_000, 1_000, 100, 20, 1),
-            "distributions": ("uniform", "zipf"),
+            "cardinalities": (20,),
+            "distributions": ("uniform",),
             "n_views": 20_000,
             "n_users": 25_000,
             "runs": 1,
-            "max_rows_per_trigger": 5_000,
+            "max_rows_per_trigger": 10_000,
             "parallelism": 4,
             "warmup": True,
-            "latency_views": 3_000,
+            "latency_views": 500,
             "source_rate": 1_000,
-            "trigger_intervals": (50, 100, 250, 500, 1_000, 2_000),
-            "rescale_views": 6_000,
+            "trigger_intervals": (100, 1_000),
+            "rescale_views": 1_000,
         },
         "full": {
             "cardinalities": SEED_CARDINALITIES,
@@ -250,7 +250,7 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     # seed 001, FLIP-140: the ValueState micro-benchmark (skewlab bench value-state)
     "value-state": {
         "tiny": {"keys": 2_000, "runs": 1},
-        "quick": {"keys": 200_000, "runs": 3},
+        "quick": {"keys": 50_000, "runs": 3},
         "full": {"keys": 500_000, "runs": 5},  # flink-benchmarks' setupKeyCount
     },
 }

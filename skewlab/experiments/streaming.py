@@ -6,8 +6,9 @@ streaming checkpoint.
 (uniform, as the seed; Zipf), the same views run through the three variants of the
 ``streaming`` strategy (:mod:`skewlab.strategies.streaming`) from a backlog, at most
 ``max_rows_per_trigger`` rows per micro-batch, on ``parallelism`` state partitions; R runs each
-after one untimed warm-up query per variant. The headline is Spark's own measure: rows over the
-summed micro-batch durations. What each side does per micro-batch, and what the figure covers:
+after one untimed warm-up query per variant (one micro-batch). The headline is Spark's own
+measure: rows over the summed micro-batch durations. What each side does per micro-batch, and
+what the figure covers:
 
 ==============  ===================================  ==============================
 variant         per micro-batch and key              the figure covers
@@ -163,7 +164,8 @@ def run_experiment(
     job = _job(parallelism)
     spark = spark or get_spark()
     if settings["warmup"]:
-        warm = generate_views(spark, ViewSpec(min(n_views, 2 * limit), n_users, 20, seed=seed))
+        # one micro-batch per variant: the Python workers and the state store started once
+        warm = generate_views(spark, ViewSpec(min(n_views, limit), n_users, 20, seed=seed))
         for strategy in variants.values():
             run_strategy(warm, strategy, job, spark)
     rows = []

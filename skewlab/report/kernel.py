@@ -23,7 +23,6 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +55,7 @@ SPARK_START_EXPRESSION = (
 )
 
 
-@contextmanager
+@contextlib.contextmanager
 def report_environment() -> Iterator[None]:
     """``SKEWLAB_REPORT=1`` for the block (a kernel started inside it renders offline HTML and
     its widgets stay inert), then the old value back."""
