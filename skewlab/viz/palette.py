@@ -10,10 +10,34 @@ Example::
 
 from __future__ import annotations
 
-__all__ = ["COLORS", "CURVE_COLORS", "DIRECTION_COLORS", "LABELS", "SUBTASK_COLORS", "TEMPLATE"]
+import plotly.graph_objects as go
+import plotly.io as pio
 
-#: plotly's template for every figure.
-TEMPLATE = "plotly_white"
+__all__ = [
+    "COLORS",
+    "CURVE_COLORS",
+    "DIRECTION_COLORS",
+    "LABELS",
+    "LEGEND_BELOW",
+    "SUBTASK_COLORS",
+    "TEMPLATE",
+]
+
+#: plotly's template for every figure: plotly_white, with a log axis's minor ticks labelled
+#: with their whole value (0.2, 0.5, 2, 5) rather than a lone digit beside the decade's label
+TEMPLATE = "skewlab"
+pio.templates[TEMPLATE] = go.layout.Template(
+    pio.templates["plotly_white"],
+    layout={
+        "xaxis": {"minorloglabels": "complete"},
+        "yaxis": {"minorloglabels": "complete"},
+    },
+)
+
+#: A legend in rows under the whole chart (for a chart with a second y axis, whose title a
+#: legend at the right would cover): placed in the figure's container, so the margin grows to
+#: hold it and it never lies over the x axis's title, whatever the chart's width
+LEGEND_BELOW = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0}
 
 #: One colour per strategy, state backend and reference line.
 COLORS = {

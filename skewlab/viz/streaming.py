@@ -33,7 +33,7 @@ from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import Streaming, run_strategy
 from skewlab.strategies.streaming import VARIANTS, hot_partitions
 from skewlab.viz.explorer import Explorer
-from skewlab.viz.palette import COLORS, TEMPLATE
+from skewlab.viz.palette import COLORS, LEGEND_BELOW, TEMPLATE
 
 __all__ = [
     "batches_table",
@@ -197,6 +197,7 @@ def hot_partition_figure(run, hot_partition: int | None = None, *, title: str | 
         template=TEMPLATE,
         barmode="group",
         xaxis={"title": "micro-batch"},
+        legend=LEGEND_BELOW,  # at the right it would cover the batch duration's axis title
     )
     fig.update_yaxes(title_text="time inside the processor (ms)", secondary_y=False)
     fig.update_yaxes(title_text="micro-batch duration (ms)", secondary_y=True, rangemode="tozero")
