@@ -34,10 +34,15 @@ pio.templates[TEMPLATE] = go.layout.Template(
     },
 )
 
-#: A legend in rows under the whole chart (for a chart with a second y axis, whose title a
-#: legend at the right would cover): placed in the figure's container, so the margin grows to
-#: hold it and it never lies over the x axis's title, whatever the chart's width
-LEGEND_BELOW = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0}
+#: Layout for a legend in rows under a chart (for a chart with a second y axis, whose title a
+#: legend at the right would cover): a fixed height and bottom margin, the legend a fixed
+#: distance below the plot, under the x axis's title and tick labels (plotly's automatic margin
+#: does not move the axis title out of a legend's way)
+LEGEND_BELOW = {
+    "legend": {"orientation": "h", "yanchor": "top", "y": -0.24, "x": 0},
+    "margin": {"b": 150},
+    "height": 560,
+}
 
 #: One colour per strategy, state backend and reference line.
 COLORS = {

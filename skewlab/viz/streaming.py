@@ -197,7 +197,7 @@ def hot_partition_figure(run, hot_partition: int | None = None, *, title: str | 
         template=TEMPLATE,
         barmode="group",
         xaxis={"title": "micro-batch"},
-        legend=LEGEND_BELOW,  # at the right it would cover the batch duration's axis title
+        **LEGEND_BELOW,  # at the right a legend would cover the second y axis's title
     )
     fig.update_yaxes(title_text="time inside the processor (ms)", secondary_y=False)
     fig.update_yaxes(title_text="micro-batch duration (ms)", secondary_y=True, rangemode="tozero")
