@@ -196,7 +196,7 @@ def hot_partition_figure(run, hot_partition: int | None = None, *, title: str | 
         title=title or "Per-record: processor time per partition, per micro-batch",
         template=TEMPLATE,
         barmode="group",
-        xaxis={"title": "micro-batch"},
+        xaxis={"title": "micro-batch", "dtick": 1},  # whole batches, no 0.5
         **LEGEND_BELOW,  # at the right a legend would cover the second y axis's title
     )
     fig.update_yaxes(title_text="time inside the processor (ms)", secondary_y=False)
