@@ -44,11 +44,6 @@ def test_notebooks_import_from_the_public_api_only():
         assert imports and set(imports) <= {"skewlab"}, f"{path.name}: {sorted(set(imports))}"
 
 
-@pytest.fixture(scope="module")
-def tiny_report(tmp_path_factory):
-    return render_report("tiny", out=tmp_path_factory.mktemp("report"), progress=False)
-
-
 def test_every_notebook_executes_and_renders_self_contained_html(tiny_report):
     assert [nb.name for nb in tiny_report.notebooks] == [p.stem for p in notebook_paths()]
     failures = {nb.name: nb.error for nb in tiny_report.notebooks if not nb.ok}

@@ -96,8 +96,9 @@ def _html_exporter():
 
 WIDGET_MIMETYPE = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTE = (
-    "<p><em>An interactive control lives here in JupyterLab (<code>skewlab lab</code>); "
-    "the static figure above shows the same chart for this report's parameters.</em></p>"
+    "<p><em>An interactive control lives here: open the notebook in JupyterLab "
+    "(<code>skewlab lab</code>) and use Run &#9656; Run All Cells; the static figure above "
+    "shows the same chart for this report's parameters.</em></p>"
 )
 
 

@@ -7,6 +7,14 @@ redraws (what a test, or a script, does with no one at the sliders); :attr:`Expl
 holds what the last redraw drew. In a ``skewlab report`` nobody can move a control: the
 explorer shows its controls and draws nothing.
 
+A redraw replaces the charts in the widget's output area (``fig.show()``), the one way a figure
+is drawn everywhere in skewlab. plotly's ``FigureWidget`` (with ``anywidget``) was tried in
+JupyterLab 4.6 in Chromium: it updates in place and keeps a zoom, but executed by papermill it
+leaves only a widget reference and a ``text/plain`` repr in the notebook -- no chart without a
+live kernel -- and its saved widget state carries its own copy of plotly.js; so skewlab keeps
+the one redraw path. The first drawing waits until the widget is on the page (a chart drawn
+into an output area not yet shown is laid out without its tick labels).
+
 Example::
 
     >>> import ipywidgets as widgets, plotly.graph_objects as go
@@ -56,6 +64,7 @@ class Explorer:
         self.outputs: list[Any] = []
         self.error: Exception | None = None
         self.status = widgets.HTML()
+        self.status.add_class("skewlab-explorer-status")
         self.out = widgets.Output()
         self.button = (
             widgets.Button(description="Run", button_style="primary", icon="play")
@@ -65,7 +74,9 @@ class Explorer:
         rows: list[widgets.Widget] = list(self.controls.values())
         rows.append(widgets.HBox([self.button, self.status]) if self.button else self.status)
         self.widget = widgets.VBox([*rows, self.out])
+        self.widget.add_class("skewlab-explorer")
         self._holding = False
+        self._shown = False  # the widget is on the page: redraws draw into it
         self.live = not in_report()
         if not self.live:
             return
@@ -102,16 +113,23 @@ class Explorer:
         self.status.value = ""
         self.outputs = outputs
         self.figures = [o for o in outputs if isinstance(o, go.Figure)]
+        if self._shown:
+            self._draw_outputs()
+        return self
+
+    def _draw_outputs(self) -> None:
+        """Draw the last outputs into the widget's output area (only once it is on the page:
+        a chart drawn into an output area that is not yet shown is laid out at no width --
+        no tick labels, its legend over the axis title -- until the next redraw)."""
         if get_ipython() is None:  # no kernel (a script, a test): nothing to draw into
-            return self
+            return
         self.out.clear_output(wait=True)
         with self.out:
-            for item in outputs:
+            for item in self.outputs:
                 if isinstance(item, go.Figure):
                     item.show()
                 else:
                     display(item)
-        return self
 
     def update(self, **values: Any) -> Explorer:
         """Set controls by name and redraw once, e.g. ``explorer.update(salt_buckets=8)``."""
@@ -137,6 +155,9 @@ class Explorer:
 
     def _ipython_display_(self) -> None:
         display(self.widget)
+        self._shown = True
+        if self.outputs:
+            self._draw_outputs()
 
     def __repr__(self) -> str:
         return f"Explorer({', '.join(f'{k}={v!r}' for k, v in self.values.items())})"

@@ -213,7 +213,7 @@ def ceiling_explorer(
     redrawing :func:`ceiling_figure` as they move (an :class:`~skewlab.viz.explorer.Explorer`).
 
     The hit-ratio slider stops at 0.99: at 1.0 nothing reaches the disk and the ceiling is
-    unbounded.
+    unbounded. The latency sliders have no step, so they open at the profile's exact means.
 
     Example::
 
@@ -241,7 +241,8 @@ def ceiling_explorer(
             base=10,
             min=0,
             max=6,
-            step=0.01,
+            # no step: a step snaps the start (the profile's 6,161.17 us would open at 6,166)
+            step=None,
             description=description,
             readout_format=",.0f",
             style=style,

@@ -10,10 +10,39 @@ Example::
 
 from __future__ import annotations
 
-__all__ = ["COLORS", "CURVE_COLORS", "DIRECTION_COLORS", "LABELS", "SUBTASK_COLORS", "TEMPLATE"]
+import plotly.graph_objects as go
+import plotly.io as pio
 
-#: plotly's template for every figure.
-TEMPLATE = "plotly_white"
+__all__ = [
+    "COLORS",
+    "CURVE_COLORS",
+    "DIRECTION_COLORS",
+    "LABELS",
+    "LEGEND_BELOW",
+    "SUBTASK_COLORS",
+    "TEMPLATE",
+]
+
+#: plotly's template for every figure: plotly_white, with a log axis's minor ticks labelled
+#: with their whole value (0.2, 0.5, 2, 5) rather than a lone digit beside the decade's label
+TEMPLATE = "skewlab"
+pio.templates[TEMPLATE] = go.layout.Template(
+    pio.templates["plotly_white"],
+    layout={
+        "xaxis": {"minorloglabels": "complete"},
+        "yaxis": {"minorloglabels": "complete"},
+    },
+)
+
+#: Layout for a legend in rows under a chart (for a chart with a second y axis, whose title a
+#: legend at the right would cover): a fixed height and bottom margin, the legend a fixed
+#: distance below the plot, under the x axis's title and tick labels (plotly's automatic margin
+#: does not move the axis title out of a legend's way)
+LEGEND_BELOW = {
+    "legend": {"orientation": "h", "yanchor": "top", "y": -0.24, "x": 0},
+    "margin": {"b": 150},
+    "height": 560,
+}
 
 #: One colour per strategy, state backend and reference line.
 COLORS = {

@@ -1,9 +1,12 @@
-"""The renderer switch: live figures in JupyterLab, self-contained HTML in a report.
+"""The renderer switch: live figures in JupyterLab, self-contained HTML in a report; and
+tables' numbers as a reader reads them.
 
 In JupyterLab plotly's own renderer is used. When a notebook runs inside ``skewlab report``
 (``SKEWLAB_REPORT=1`` in the kernel's environment), importing :mod:`skewlab.viz` switches
 plotly to the ``skewlab_report`` renderer: plain HTML with plotly.js inlined once per notebook,
-so the rendered HTML displays its charts with no network.
+so the rendered HTML displays its charts with no network. Importing it also sets pandas'
+display format for floats (:func:`readable_number`): a table shows ``128.1``, not
+``128.100811``; the stored results keep every digit.
 
 Example::
 
@@ -13,12 +16,22 @@ Example::
 
 from __future__ import annotations
 
+import math
 import os
 
+import pandas as pd
 import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 
-__all__ = ["REPORT_ENV", "ReportRenderer", "begin_notebook", "in_report", "use_report_renderer"]
+__all__ = [
+    "REPORT_ENV",
+    "ReportRenderer",
+    "begin_notebook",
+    "in_report",
+    "readable_number",
+    "use_readable_tables",
+    "use_report_renderer",
+]
 
 #: Set to ``1`` in a notebook's kernel by ``skewlab report``.
 REPORT_ENV = "SKEWLAB_REPORT"
@@ -77,3 +90,33 @@ def in_report() -> bool:
     (Drawing into an ipywidgets ``Output`` during a papermill run also stalls nbclient.)
     """
     return os.environ.get(REPORT_ENV) == "1"
+
+
+def readable_number(value: float) -> str:
+    """A float as a table shows it: whole numbers with thousands separators, one or two
+    decimals above 1, three significant digits below.
+
+    Example::
+
+        >>> [readable_number(v) for v in (128.100811, 6.254, 0.0073419, 25000.0, 1234.5678)]
+        ['128.1', '6.25', '0.00734', '25,000', '1,235']
+    """
+    if not math.isfinite(value):
+        return str(value)
+    size = abs(value)
+    if size >= 1000 or value.is_integer():
+        return f"{value:,.0f}"
+    if size >= 10:
+        return f"{value:.1f}"
+    if size >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"
+
+
+def use_readable_tables() -> None:
+    """Show every pandas float through :func:`readable_number` (display only: the values in a
+    DataFrame, and in the results saved, keep every digit)."""
+    pd.set_option("display.float_format", readable_number)
+
+
+use_readable_tables()

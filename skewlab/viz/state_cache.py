@@ -29,7 +29,7 @@ from skewlab.experiments.cache import (
 from skewlab.inputs.wordcount import flip325_input
 from skewlab.strategies.count import run_count
 from skewlab.viz.explorer import Explorer
-from skewlab.viz.palette import COLORS, TEMPLATE
+from skewlab.viz.palette import COLORS, LEGEND_BELOW, TEMPLATE
 
 __all__ = [
     "cache_cost_table",
@@ -191,7 +191,7 @@ def hit_ratio_curve_figure(result, *, highlight: int | None = None) -> go.Figure
         title="FLIP-325 key pattern: hit ratio and job throughput vs LRU cache size",
         template=TEMPLATE,
         xaxis={"title": "cache entries (state.backend.cache.max-entries-num)"},
-        legend={"orientation": "h", "y": -0.25},
+        **LEGEND_BELOW,  # at the right a legend would cover the second y axis's title
     )
     fig.update_yaxes(
         title_text="hit ratio", range=[-0.05, 1.05], tickformat=".0%", secondary_y=False

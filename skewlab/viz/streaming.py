@@ -33,7 +33,7 @@ from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import Streaming, run_strategy
 from skewlab.strategies.streaming import VARIANTS, hot_partitions
 from skewlab.viz.explorer import Explorer
-from skewlab.viz.palette import COLORS, TEMPLATE
+from skewlab.viz.palette import COLORS, LEGEND_BELOW, TEMPLATE
 
 __all__ = [
     "batches_table",
@@ -196,7 +196,8 @@ def hot_partition_figure(run, hot_partition: int | None = None, *, title: str | 
         title=title or "Per-record: processor time per partition, per micro-batch",
         template=TEMPLATE,
         barmode="group",
-        xaxis={"title": "micro-batch"},
+        xaxis={"title": "micro-batch", "dtick": 1},  # whole batches, no 0.5
+        **LEGEND_BELOW,  # at the right a legend would cover the second y axis's title
     )
     fig.update_yaxes(title_text="time inside the processor (ms)", secondary_y=False)
     fig.update_yaxes(title_text="micro-batch duration (ms)", secondary_y=True, rangemode="tozero")

@@ -86,8 +86,18 @@ def test_the_partition_that_holds_the_hot_key_is_the_slowest_in_every_batch(spar
     hot = state.where("key.tweet_id = 'tweet-0'").first().partition_id
     batches = hot_partitions(result)
     assert len(batches) == 3
-    assert all(b["partition"] == hot for b in batches), batches
-    assert all(b["row_share"] > 0.5 for b in batches), batches
+    # the hot key's partition holds most rows of every micro-batch (exact) ...
+    for batch in {row["batch"] for row in result.subtasks}:
+        rows = {r["partition"]: r["records"] for r in result.subtasks if r["batch"] == batch}
+        assert max(rows, key=rows.get) == hot and rows[hot] > 0.5 * sum(rows.values()), rows
+    # ... and spends the most processor time over the run: with ~60% of the rows against
+    # ~13% each, a busy machine's jitter in one batch cannot turn that round (the per-batch
+    # slowest partition, what hot_partitions reports, usually is it too)
+    seconds: dict[int, float] = {}
+    for r in result.subtasks:
+        seconds[r["partition"]] = seconds.get(r["partition"], 0.0) + r["operator_seconds"]
+    assert max(seconds, key=seconds.get) == hot, seconds
+    assert sum(b["partition"] == hot for b in batches) >= 2, batches
 
 
 def test_a_query_stopped_mid_stream_resumes_to_the_reference_counting_no_record_twice(

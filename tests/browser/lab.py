@@ -1,0 +1,191 @@
+"""A notebook open in JupyterLab, driven the way a person drives it: Run All from the menu,
+sliders moved with the arrow keys or by typing into their readout, dropdown options picked,
+buttons clicked. What it asserts it reads from the page (the SVG plotly drew, the widgets'
+text), never from the kernel."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from papermill.iorw import load_notebook_node
+from papermill.parameterize import parameterize_notebook
+
+from skewlab import paths
+
+#: a person waits this long for a redraw at most (a Run button's Spark job included)
+REDRAW_SECONDS = 90
+RUN_ALL_SECONDS = 300
+
+CELLS_DONE = """() => {
+  const panel = window.jupyterapp.shell.currentWidget.node;
+  const prompts = [...panel.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')];
+  return prompts.length > 0 && prompts.every(p => /^\\[\\d+\\]:$/.test(p.textContent.trim()));
+}"""
+
+KERNEL_READY = """async () => {
+  const context = window.jupyterapp.shell.currentWidget.context;
+  await context.sessionContext.ready;
+  await context.sessionContext.session.kernel.info;
+}"""
+KERNEL_IDLE = """() => {
+  const kernel = window.jupyterapp.shell.currentWidget.context.sessionContext.session?.kernel;
+  return kernel && kernel.connectionStatus === 'connected' && kernel.status === 'idle';
+}"""
+
+BAD_OUTPUTS = """() => [...document.querySelectorAll('.jp-Notebook .jp-OutputArea-output')]
+  .map(o => o.innerText)
+  .filter(t => /Traceback|Error displaying widget|model not found/.test(t))
+  .map(t => t.slice(0, 400))"""
+
+
+def tiny_copy(name: str, folder: Path) -> Path:
+    """The lab's notebook ``name`` with papermill's parameters for the tiny profile, in
+    ``folder`` (the notebook itself is never changed)."""
+    nb = load_notebook_node(str(paths.notebooks_dir() / name))
+    nb = parameterize_notebook(nb, {"profile": "tiny"})
+    target = folder / name
+    nbformat.write(nb, str(target))
+    return target
+
+
+@dataclass
+class Interaction:
+    """One thing a person did and what the page showed after it."""
+
+    notebook: str
+    action: str
+    asserted: str
+    seconds: float
+
+
+@dataclass
+class LabNotebook:
+    page: object
+    lab: object
+    name: str
+    log: list[Interaction] = field(default_factory=list)
+
+    def open(self) -> LabNotebook:
+        # reset: a fresh workspace, this notebook alone (no tab of an earlier test restored)
+        self.page.goto(f"{self.lab.url}/lab/tree/{self.name}?reset&token={self.lab.token}")
+        self.page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
+        # the notebook's kernel started and answered (JupyterLab may swap the first kernel it
+        # starts for another: Run All before that loses the cells)
+        self.page.evaluate(KERNEL_READY)
+        self.page.wait_for_function(KERNEL_IDLE, timeout=60_000, polling=250)
+        return self
+
+    def run_all(self) -> float:
+        """Run > Run All Cells, as from the menu; wait until every code cell has run."""
+        started = time.perf_counter()
+        self.page.get_by_role("menuitem", name="Run", exact=True).click()
+        self.page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        try:
+            self.page.wait_for_function(CELLS_DONE, timeout=RUN_ALL_SECONDS * 1000, polling=500)
+        except Exception as exc:
+            prompts = self.page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
+            self.page.screenshot(path=str(self.lab.root.parent / f"{self.name}.png"))
+            raise AssertionError(
+                f"{self.name}: Run All did not finish in {RUN_ALL_SECONDS} s; prompts {prompts}; "
+                f"outputs with errors {self.bad_outputs()}"
+            ) from exc
+        return time.perf_counter() - started
+
+    @property
+    def explorer(self):
+        """The notebook's live widget (an Explorer's box)."""
+        return self.page.locator(".skewlab-explorer").last
+
+    def charts(self, root=None) -> list[dict]:
+        """Title, trace names, legend, tick labels and text of each chart (of ``root``)."""
+        target = root if root is not None else self.explorer
+        return target.evaluate("el => window.skewlabCharts(el)")
+
+    def chart_problems(self) -> list[str]:
+        """Legibility problems of every chart in the notebook (outputs and widget)."""
+        return self.page.evaluate(
+            "() => window.skewlabChartProblems(document.querySelector('.jp-Notebook'))"
+        )
+
+    def bad_outputs(self) -> list[str]:
+        return self.page.evaluate(BAD_OUTPUTS)
+
+    def status(self) -> str:
+        return self.explorer.locator(".skewlab-explorer-status").inner_text().strip()
+
+    def explorer_text(self) -> str:
+        return self.explorer.inner_text()
+
+    # -- a person's actions --------------------------------------------------------------------
+
+    def control(self, description: str):
+        label = self.page.locator(
+            "label.widget-label", has_text=re.compile(rf"^{re.escape(description)}$")
+        )
+        return self.explorer.locator(".widget-inline-hbox", has=label).first
+
+    def readout(self, description: str) -> str:
+        return self.control(description).locator(".widget-readout").inner_text().strip()
+
+    def type_into_slider(self, description: str, value: str) -> None:
+        """Click the slider's readout, replace its number, press Enter."""
+        readout = self.control(description).locator(".widget-readout")
+        readout.click()
+        self.page.keyboard.press("Control+A")
+        self.page.keyboard.type(value)
+        self.page.keyboard.press("Enter")
+
+    def press_on_slider(self, description: str, key: str, times: int = 1) -> None:
+        """Focus the slider's handle and press an arrow key."""
+        handle = self.control(description).locator(".noUi-handle").first
+        handle.focus()
+        for _ in range(times):
+            handle.press(key)
+
+    def pick(self, description: str, option: str) -> None:
+        self.control(description).locator("select").select_option(label=option)
+
+    def click(self, button: str) -> None:
+        self.explorer.get_by_role("button", name=button).click()
+
+    def expect(
+        self, action: str, asserted: str, check: Callable[[], bool], started: float
+    ) -> Interaction:
+        """Wait until ``check()`` holds (the page changed as the control says), log it."""
+        deadline = started + REDRAW_SECONDS
+        while True:
+            try:
+                if check():
+                    break
+            except (IndexError, KeyError, ValueError):
+                pass  # the redraw is under way: the chart is not there yet
+            if time.perf_counter() > deadline:
+                raise AssertionError(
+                    f"{self.name}: after {action!r}, expected {asserted}; the page shows "
+                    f"{self.charts()} / {self.explorer_text()[:600]!r} / status {self.status()!r}"
+                )
+            time.sleep(0.25)
+        seconds = time.perf_counter() - started
+        record = Interaction(self.name, action, asserted, round(seconds, 1))
+        self.log.append(record)
+        return record
+
+    def table(self) -> list[dict[str, str]]:
+        """The rows of the explorer's last table (a pandas DataFrame's HTML), by column name."""
+        return self.explorer.evaluate(
+            """el => {
+              const tables = el.querySelectorAll('table');
+              if (!tables.length) return [];
+              const t = tables[tables.length - 1];
+              const head = [...t.querySelectorAll('thead th')].map(th => th.textContent.trim());
+              return [...t.querySelectorAll('tbody tr')].map(tr => {
+                const cells = [...tr.children].map(c => c.textContent.trim());
+                return Object.fromEntries(head.map((h, i) => [h, cells[i]]).filter(([h]) => h));
+              });
+            }"""
+        )

@@ -1,0 +1,77 @@
+"""Every page of a tiny ``skewlab report`` opened in Chromium from ``file://`` with the network
+blocked: each plotly chart drew its traces, has tick labels on every axis, and no legend lies
+over an axis title; no page error, and the page asked the network for nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+CHARTS_DRAWN = """() => {
+  const divs = [...document.querySelectorAll('.plotly-graph-div')];
+  return divs.length > 0 && divs.every(d => d._fullLayout && d.querySelector('.main-svg'));
+}"""
+
+
+def test_every_report_page_draws_legible_charts_offline(tiny_report, page, interactions):
+    asked: list[str] = []
+
+    def block(route):
+        if route.request.url.startswith("file:"):
+            route.continue_()  # the report's own files, from disk
+        else:
+            asked.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", block)
+    problems, pages = {}, 0
+    for nb in tiny_report.notebooks:
+        page.goto(nb.html.as_uri())
+        page.wait_for_function(CHARTS_DRAWN, timeout=30_000)
+        charts = page.evaluate("() => window.skewlabCharts(document)")
+        found = page.evaluate("() => window.skewlabChartProblems(document)")
+        page.screenshot(path=str(nb.html.with_suffix(".png")), full_page=False)
+        if found:
+            problems[nb.name] = found
+        pages += 1
+        interactions.append(
+            ("report page: charts drawn, legible", nb.name, f"{len(charts)} charts")
+        )
+    assert pages == len(tiny_report.notebooks)
+    assert problems == {}
+    assert asked == []
+    assert page.errors == []
+
+
+def test_the_chart_check_sees_a_legend_over_an_axis_title_and_an_axis_without_labels(
+    page, tmp_path
+):
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    legible = go.Figure(go.Scatter(x=[1, 2], y=[3, 4], name="a"), layout={"xaxis_title": "x"})
+    crowded = go.Figure(
+        [go.Scatter(x=[1, 2], y=[3, 4], name="a"), go.Scatter(x=[1, 2], y=[4, 3], name="b")],
+        layout={
+            "xaxis": {"title": "seconds", "showticklabels": True},
+            "yaxis": {"title": "records", "tickvals": []},  # no tick label drawn
+            # on the x-axis title: the margin does not grow to make room for the legend
+            "legend": {"orientation": "h", "x": 0.4, "y": -0.03},
+            "margin": {"autoexpand": False},
+        },
+    )
+    html = "".join(
+        pio.to_html(fig, include_plotlyjs=i == 0, full_html=False)
+        for i, fig in enumerate((legible, crowded))
+    )
+    path = tmp_path / "charts.html"
+    path.write_text(f"<html><body>{html}</body></html>", encoding="utf-8")
+    page.goto(path.as_uri())
+    page.wait_for_function("() => document.querySelectorAll('.main-svg').length >= 2")
+    problems = page.evaluate("() => window.skewlabChartProblems(document)")
+    assert not [p for p in problems if p.startswith("chart 1 ")]
+    assert any("chart 2" in p and "no tick labels on axis y" in p for p in problems), problems
+    assert any(
+        "chart 2" in p and 'legend lies over the axis title "seconds"' in p for p in problems
+    )
