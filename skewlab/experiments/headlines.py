@@ -1,6 +1,6 @@
 """Each benchmark's headline ratios, and a quick profile's held against the full profile's.
 
-The quick profile exists so that a first ``skewlab report`` takes about two minutes; it must still
+The quick profile exists so that a first ``skewlab report`` takes minutes, not hours; it must still
 teach each lesson, which here means: every headline ratio of a quick run within
 :data:`TOLERANCE` of the same ratio of a full run. :func:`compare_profiles` puts the two side
 by side from the result files ``skewlab bench EXPERIMENT --profile quick|full`` wrote

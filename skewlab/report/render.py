@@ -74,7 +74,7 @@ def render_report(
     their measurements would share the machine's cores.
 
     Args:
-        profile: ``quick`` (the default; about two minutes on 2 cores), ``full`` (the seeds'
+        profile: ``quick`` (the default; about 3 minutes on 2 cores), ``full`` (the seeds'
             sizes), or ``tiny`` (what the tests render).
         out: output directory (default ``reports/``); must not be an existing file.
         notebooks: the notebooks to run (default: all of ``notebooks/``).
