@@ -168,7 +168,7 @@ def render_notebook(
                 cwd=str(nb_path.parent),
                 progress_bar=False,
                 log_output=False,
-                request_save_on_cell_execute=False,  # written once, at the end
+                request_save_on_cell_execute=False,  # no autosave while a cell runs
                 km=kernel.manager,
             )
             spark_seconds = kernel.spark_start_seconds() - spark_before
