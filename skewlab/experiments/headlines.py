@@ -21,8 +21,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from skewlab.experiments import cache, sorted_input, value_state
 from skewlab.experiments.results import latest_result
-from skewlab.experiments.value_state import OPERATIONS, RATIOS, SHORT_NAMES
 
 __all__ = ["HEADLINE_RATIOS", "TOLERANCE", "compare_profiles", "compare_summaries"]
 
@@ -33,10 +33,14 @@ TOLERANCE = 0.15
 HEADLINE_RATIOS: dict[str, tuple[str, ...]] = {
     "buffering": ("speedup_at_20_keys", "speedup_at_20_keys_list"),
     "cache": tuple(
-        f"speedup_{size}{suffix}" for suffix in ("", "_batched") for size in (250, 500, 1000)
+        f"speedup_{size}{suffix}" for suffix in ("", "_batched") for size in cache.SEED_SIZES
     ),
-    "sorted": ("rocksdb_over_sorted", "heap_over_sorted", "sorted_over_sort_group"),
-    "value-state": tuple(f"{name}_{SHORT_NAMES[op]}" for name in RATIOS for op in OPERATIONS),
+    "sorted": tuple(sorted_input.seed_ratios("int")),  # the ratios the seed published
+    "value-state": tuple(
+        f"{name}_{value_state.SHORT_NAMES[op]}"
+        for name in value_state.RATIOS
+        for op in value_state.OPERATIONS
+    ),
     "rescale": ("bytes_read_ratio_naive_over_keygroups", "requests_ratio_index_over_keygroups"),
     "streaming": ("per_batch_over_per_record_at_20_keys", "builtin_over_per_batch_at_20_keys"),
 }

@@ -227,31 +227,17 @@ def rescale_explorer(
         >>> explorer.update(new_parallelism=5).figures[0].layout.title.text[:22]
         'Rescaling 3 -> 5 subta'
     """
+
+    def slider(value: int, top: int, description: str) -> widgets.IntSlider:
+        return widgets.IntSlider(
+            value=value, min=1, max=top, description=description,
+            continuous_update=False, style=_STYLE,
+        )  # fmt: skip
+
     controls = {
-        "old_parallelism": widgets.IntSlider(
-            value=old_parallelism,
-            min=1,
-            max=max_parallelism,
-            description="p (before)",
-            continuous_update=False,
-            style=_STYLE,
-        ),
-        "new_parallelism": widgets.IntSlider(
-            value=new_parallelism,
-            min=1,
-            max=max_parallelism,
-            description="p' (after)",
-            continuous_update=False,
-            style=_STYLE,
-        ),
-        "max_parallelism": widgets.IntSlider(
-            value=max_parallelism,
-            min=1,
-            max=64,
-            description="max parallelism",
-            continuous_update=False,
-            style=_STYLE,
-        ),
+        "old_parallelism": slider(old_parallelism, max_parallelism, "p (before)"),
+        "new_parallelism": slider(new_parallelism, max_parallelism, "p' (after)"),
+        "max_parallelism": slider(max_parallelism, 64, "max parallelism"),
     }
 
     def draw(old_parallelism: int, new_parallelism: int, max_parallelism: int) -> list:
