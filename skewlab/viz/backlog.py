@@ -67,14 +67,36 @@ def _traces(curves: pd.DataFrame, column: str, unit: str) -> list[go.Scatter]:
     return traces
 
 
-def catch_up_figure(
-    curves: pd.DataFrame, *, title: str = "Catching up after the outage"
-) -> go.Figure:  # noqa: E501
+def _fastest(curves: pd.DataFrame) -> str:
+    """Each curve's fastest catch-up and the parallelism that gives it."""
+    parts = []
+    for label, group in curves.groupby("curve", sort=False):
+        finite = group[np.isfinite(group["catch_up_hours"])]
+        if not len(finite):
+            parts.append(f"{label} never")
+            continue
+        best = finite.loc[finite["catch_up_hours"].idxmin()]
+        parts.append(f"{label} {best['catch_up_hours']:.2f} h at P={int(best['parallelism'])}")
+    return "Fastest catch-up after the outage<br>" + "; ".join(parts)
+
+
+def _ceiling(curves: pd.DataFrame) -> str:
+    """Each curve's highest capacity and the smallest parallelism within 1% of it."""
+    parts = []
+    for label, group in curves.groupby("curve", sort=False):
+        top = group["capacity"].max()
+        first = group[group["capacity"] >= 0.99 * top]["parallelism"].min()
+        parts.append(f"{label} {top:,.0f} records/s from P={int(first)}")
+    return "Capacity levels off where the busiest subtask is full<br>" + "; ".join(parts)
+
+
+def catch_up_figure(curves: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """Catch-up time (hours, log) against parallelism (log), one line per curve; a curve that
-    never catches up at some parallelism leaves that point out."""
+    never catches up at some parallelism leaves that point out. The default title states each
+    curve's fastest catch-up."""
     fig = go.Figure(_traces(curves, "catch_up_hours", "h"))
     fig.update_layout(
-        title=title,
+        title=title or _fastest(curves),
         template=TEMPLATE,
         xaxis={"title": "parallelism after the restore", "type": "log"},
         yaxis={"title": "hours until caught up and scaled back", "type": "log"},
@@ -86,15 +108,16 @@ def capacity_figure(
     curves: pd.DataFrame,
     *,
     rate: float | None = None,
-    title: str = "Capacity: the busiest subtask decides",
+    title: str | None = None,
 ) -> go.Figure:
     """Records/s the job can take at each parallelism (simulated line, measured dots); with
-    ``rate``, the input rate as a horizontal line."""
+    ``rate``, the input rate as a horizontal line. The default title states where each curve's
+    capacity levels off (the busiest subtask decides)."""
     fig = go.Figure(_traces(curves, "capacity", "records/s"))
     if rate is not None:
         fig.add_hline(y=rate, line_dash="dot", annotation_text="input rate")
     fig.update_layout(
-        title=title,
+        title=title or _ceiling(curves),
         template=TEMPLATE,
         xaxis={"title": "parallelism", "type": "log"},
         yaxis={"title": "records/s", "type": "log"},

@@ -32,6 +32,7 @@ from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import Buffered, Naive, run_strategy
 from skewlab.viz.explorer import Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
+from skewlab.viz.titles import latency_title
 
 __all__ = [
     "bench_rows",
@@ -42,6 +43,7 @@ __all__ = [
     "median_throughput",
     "show_saved_benchmark",
     "speedup_figure",
+    "speedup_title",
     "throughput_figure",
 ]
 
@@ -100,14 +102,15 @@ def throughput_figure(
     result,
     *,
     column: str = HEADLINE_MEASURE,
-    title: str = "Job throughput vs key cardinality (naive RocksDB vs buffered)",
+    title: str | None = None,
 ) -> go.Figure:
     """Seed 000's figure: records/s against the number of distinct tweets, log-log axes.
 
     Lines through the medians per side; every run as a faint dot. ``result``: see
     :func:`bench_rows`. ``column``: the headline, job throughput net of start-up (default),
     ``operator_records_per_second`` (time inside the operators) or ``e2e_records_per_second``
-    (raw job wall time).
+    (raw job wall time). The default title states the result: the buffer's speedup at the
+    fewest keys measured and at the most.
     """
     rows = bench_rows(result)
     medians = median_throughput(rows, column)
@@ -141,8 +144,12 @@ def throughput_figure(
         HEADLINE_MEASURE: "job (net of start-up)",
         "operator_records_per_second": "operator",
     }.get(column, "job")
+    measure = {
+        HEADLINE_MEASURE: "job throughput net of start-up",
+        "operator_records_per_second": "operator throughput",
+    }.get(column, "job throughput")
     fig.update_layout(
-        title=title,
+        title=title or speedup_title(medians, measure),
         template=TEMPLATE,
         xaxis={"title": "distinct tweets (key cardinality)", "type": "log"},
         yaxis={"title": f"{label} records / s", "type": "log"},
@@ -151,11 +158,31 @@ def throughput_figure(
     return fig
 
 
+def speedup_title(medians: pd.DataFrame, measure: str) -> str:
+    """A title that states the result of :func:`median_throughput`'s table: the buffer's
+    speedup at the fewest keys measured and at the most (20 keys first, the seed's point).
+
+    Example::
+
+        >>> medians = pd.DataFrame({"cardinality": [20_000, 20], "speedup": [0.9, 7.7]})
+        >>> speedup_title(medians, "job throughput")
+        'Buffering: 7.7x naive at 20 keys, 0.9x at 20,000 keys (job throughput)'
+    """
+    if "speedup" not in medians.columns or not len(medians):
+        return f"Naive vs buffered: {measure} vs key cardinality"
+    by_k = medians.set_index("cardinality")["speedup"]
+    few = 20 if 20 in by_k.index else min(by_k.index)
+    text = f"Buffering: {by_k[few]:.1f}x naive at {few:,} keys"
+    if max(by_k.index) != few:
+        text += f", {by_k[max(by_k.index)]:.1f}x at {max(by_k.index):,} keys"
+    return f"{text} ({measure})"
+
+
 def speedup_figure(
-    result, *, column: str = HEADLINE_MEASURE, title: str = "Buffered / naive job throughput"
+    result, *, column: str = HEADLINE_MEASURE, title: str | None = None
 ) -> go.Figure:
     """The median speedup per key cardinality (log x) of each buffer, with the seed's ~45x at
-    20 keys."""
+    20 keys; the default title states the speedup measured (:func:`speedup_title`)."""
     medians = median_throughput(bench_rows(result), column)
     fig = go.Figure()
     for name, side, dash in (
@@ -184,7 +211,7 @@ def speedup_figure(
     )
     fig.add_hline(y=1, line={"dash": "dot", "color": "#888"})
     fig.update_layout(
-        title=title,
+        title=title or speedup_title(medians, "the seed: ~45x at 20 keys"),
         template=TEMPLATE,
         xaxis={"title": "distinct tweets (key cardinality)", "type": "log"},
         yaxis={"title": "speedup (x)", "type": "log"},
@@ -192,15 +219,14 @@ def speedup_figure(
     return fig
 
 
-def latency_figure(
-    sweep: pd.DataFrame, *, title: str = "Buffer latency vs trigger interval (paced source)"
-) -> go.Figure:
+def latency_figure(sweep: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """p50 and p99 latency of the buffered runs against the trigger interval (log-log axes).
 
     Dotted guides: half an interval (what a record waits on average for a timer flush) and one
     interval. A ``naive`` row in ``sweep`` (see
     :func:`skewlab.experiments.latency_sweep.latency_sweep`)
-    becomes a horizontal line: the per-record latency without a buffer.
+    becomes a horizontal line: the per-record latency without a buffer. The default title
+    states the result (:func:`skewlab.viz.titles.latency_title`).
     """
     buffered = sweep[sweep["strategy"] == "buffered"].sort_values("trigger_interval_ms")
     x = buffered["trigger_interval_ms"]
@@ -240,7 +266,7 @@ def latency_figure(
         )
     rate = sweep["source_rate"].iloc[0] if len(sweep) else None
     fig.update_layout(
-        title=f"{title} — {rate:,.0f} records/s" if rate else title,
+        title=title or latency_title(buffered, "records", rate),
         template=TEMPLATE,
         xaxis={"title": "trigger interval (ms)", "type": "log"},
         yaxis={"title": "latency (ms), arrival to emission", "type": "log"},
@@ -340,9 +366,10 @@ def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
         + f" in {measure} (the article's figure: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x); all digests "
         + f"match the reference: {summary.get('all_digests_match')}"
     )
-    fig = throughput_figure(
-        saved, column=measure, title="Saved benchmark: throughput vs key cardinality"
-    )
+    rows = bench_rows(saved)
+    medians = median_throughput(rows, measure)
+    title = f"Saved benchmark: {speedup_title(medians, measure.replace('_', ' '))}"
+    fig = throughput_figure(rows, column=measure, title=title)
     fig.show()
     return fig
 

@@ -23,21 +23,25 @@ from skewlab.viz.palette import TEMPLATE
 __all__ = ["key_load_figure", "skew_explorer", "subtask_load_figure"]
 
 
-def key_load_figure(
-    loads: Mapping[str, object], *, title: str = "Records per tweet, hottest first"
-) -> go.Figure:
+def key_load_figure(loads: Mapping[str, object], *, title: str | None = None) -> go.Figure:
     """Per-key load curves (records per key by rank) on log-log axes, one trace per label.
 
     ``loads`` maps a label to a DataFrame with ``rank`` and ``records`` (see
-    :func:`skewlab.inputs.views.key_load`).
+    :func:`skewlab.inputs.views.key_load`). The default title states the hottest tweet's share
+    of the views under each label.
     """
     fig = go.Figure()
     for label, load in loads.items():
         fig.add_trace(
             go.Scatter(x=load["rank"], y=load["records"], mode="lines+markers", name=label)
         )
+    shares = [
+        f"{label} {load['records'].max() / load['records'].sum():.1%}"
+        for label, load in loads.items()
+        if load["records"].sum()
+    ]
     fig.update_layout(
-        title=title,
+        title=title or "The hottest tweet's share of views: " + ", ".join(shares),
         template=TEMPLATE,
         xaxis={"title": "tweet rank (1 = hottest)", "type": "log"},
         yaxis={"title": "records", "type": "log"},

@@ -394,7 +394,8 @@ def profiles_ceiling_figure(
     hit_ratio: float = DEFAULT_HIT_RATIO,
     run_length: int = DEFAULT_RUN_LENGTH,
 ) -> go.Figure:
-    """Per-key ceilings of every strategy, one group of bars per profile, log axis.
+    """Per-key ceilings of every strategy, one group of bars per profile, log axis; the title
+    states naive's ceiling on each profile.
 
     Example::
 
@@ -404,9 +405,11 @@ def profiles_ceiling_figure(
         'ebs-article'
     """
     fig = go.Figure()
+    naive = []
     for profile in profiles:
         patterns = strategy_patterns(buffer_size, hit_ratio, run_length)
         values = [per_key_ceiling(profile, p) for p in patterns.values()]
+        naive.append(f"{profile.name} {values[0]:,.0f}")
         ys, texts = _bar_values(values)
         fig.add_bar(
             name=profile.name,
@@ -416,7 +419,7 @@ def profiles_ceiling_figure(
             textposition="outside",
         )
     fig.update_layout(
-        title="Per-key ceiling by profile",
+        title="Naive's per-key ceiling, records per key per second: " + ", ".join(naive),
         yaxis_title="records per key per second (log)",
         yaxis_type="log",
         barmode="group",
@@ -452,8 +455,21 @@ def measured_vs_modelled_table(results: Sequence[Any]) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("run")
 
 
+def _measured_vs_modelled_title(table: pd.DataFrame, measured: str, profile: str) -> str:
+    """'naive: 20,000 records/s measured here, 72 modelled on ebs-article' (the first run
+    with a modelled figure)."""
+    parts = [
+        f"{run}: {row[measured]:,.0f} records/s measured here, "
+        f"{row['modelled records/s']:,.0f} modelled on {profile}"
+        for run, row in table.iterrows()
+        if pd.notna(row["modelled records/s"]) and pd.notna(row[measured])
+    ]
+    return parts[0] if parts else "A real run: measured throughput beside its modelled throughput"
+
+
 def measured_vs_modelled_figure(table: pd.DataFrame, title: str | None = None) -> go.Figure:
-    """Grouped bars (log scale): measured throughput here vs modelled on the profile's disk."""
+    """Grouped bars (log scale): measured throughput here vs modelled on the profile's disk;
+    the default title states both figures for the first run that has a modelled one."""
     fig = go.Figure()
     measured = "measured records/s (this machine, operators)"
     fig.add_trace(go.Bar(x=table.index, y=table[measured], name="measured on this machine"))
@@ -462,7 +478,7 @@ def measured_vs_modelled_figure(table: pd.DataFrame, title: str | None = None) -
         go.Bar(x=table.index, y=table["modelled records/s"], name=f"modelled on {profile}")
     )
     fig.update_layout(
-        title=title or "A real run: measured throughput beside its modelled throughput",
+        title=title or _measured_vs_modelled_title(table, measured, profile),
         template=TEMPLATE,
         barmode="group",
         yaxis={"title": "records per second", "type": "log"},

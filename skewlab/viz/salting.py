@@ -25,13 +25,12 @@ __all__ = ["double_count_figure", "order_figure", "salting_explorer"]
 _STYLE = {"description_width": "initial"}
 
 
-def double_count_figure(
-    table: pd.DataFrame, *, title: str = "Counting views through salting"
-) -> go.Figure:
+def double_count_figure(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """Per tweet: the right count, the seed's sum of running partials, and the fixed sum.
 
     ``table``: :attr:`skewlab.experiments.salting.CounterResult.table` (log y: the wrong number
-    is tens of times the right one).
+    is tens of times the right one). The default title states the worst over-count and whether
+    the fixed sum is exact.
     """
     fig = go.Figure()
     for column, name, color in (
@@ -48,8 +47,14 @@ def double_count_figure(
                 hovertemplate="%{x}: %{y:,}<extra></extra>",
             )
         )
+    if title is None and len(table):
+        worst = (table["salted_sum"] / table["views"]).max()
+        exact = "exact" if (table["fixed_sum"] == table["views"]).all() else "NOT exact"
+        title = (
+            f"The seed's salted sum over-counts up to {worst:.1f}x; latest partials summed: {exact}"
+        )
     fig.update_layout(
-        title=title,
+        title=title or "Counting views through salting",
         template=TEMPLATE,
         barmode="group",
         xaxis={"title": "tweet"},
@@ -58,11 +63,10 @@ def double_count_figure(
     return fig
 
 
-def order_figure(
-    table: pd.DataFrame, *, title: str = "Per-user order: created, then deleted"
-) -> go.Figure:
+def order_figure(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
     """Order violations and resurrected accounts per strategy
-    (:func:`~skewlab.experiments.salting.lifecycle_table`)."""
+    (:func:`~skewlab.experiments.salting.lifecycle_table`); the default title states each
+    strategy's count of deleted accounts left active."""
     fig = go.Figure()
     for column, name, color in (
         ("order_violations", "events applied after a later one", COLORS["salted"]),
@@ -80,7 +84,10 @@ def order_figure(
         )
     users = int(table["users"].max()) if len(table) else 0
     fig.update_layout(
-        title=f"{title} ({users:,} users)",
+        title=title
+        or "Deleted accounts left active, of "
+        + f"{users:,} users: "
+        + ", ".join(f"{r.strategy} {r.resurrected:,}" for r in table.itertuples()),
         template=TEMPLATE,
         barmode="group",
         xaxis={"title": "strategy"},

@@ -188,7 +188,7 @@ def hit_ratio_curve_figure(result, *, highlight: int | None = None) -> go.Figure
     if highlight is not None:
         fig.add_vline(x=highlight, line={"color": "#444", "width": 1})
     fig.update_layout(
-        title="FLIP-325 key pattern: hit ratio and job throughput vs LRU cache size",
+        title=_sweep_title(sweep),
         template=TEMPLATE,
         xaxis={"title": "cache entries (state.backend.cache.max-entries-num)"},
         **LEGEND_BELOW,  # at the right a legend would cover the second y axis's title
@@ -198,6 +198,21 @@ def hit_ratio_curve_figure(result, *, highlight: int | None = None) -> go.Figure
     )
     fig.update_yaxes(title_text="job records per second", rangemode="tozero", secondary_y=True)
     return fig
+
+
+def _sweep_title(sweep: list[dict]) -> str:
+    """Where the sweep's hit ratio steps up: 'Hit ratio 0% from 50, 50% from 500, 100% from
+    1,000 entries' (ratios rounded to the percent)."""
+    steps: list[str] = []
+    last = None
+    for point in sorted(sweep, key=lambda p: p["cache_size"]):
+        ratio = round(point["hit_ratio"] or 0.0, 2)
+        if ratio != last:
+            steps.append(f"{ratio:.0%} from {point['cache_size']:,}")
+            last = ratio
+    if not steps:
+        return "FLIP-325 key pattern: hit ratio and job throughput vs LRU cache size"
+    return "Hit ratio " + ", ".join(steps) + " entries (FLIP-325's keys)"
 
 
 def cache_speedup_figure(result) -> go.Figure:
@@ -233,8 +248,12 @@ def cache_speedup_figure(result) -> go.Figure:
         )
     )
     fig.add_hline(y=1.0, line={"dash": "dash", "color": COLORS["rocksdb"]})
+    lru = " / ".join(f"{t['speedup']['median']:.2f}x" for t in seed)
+    sizes = " / ".join(f"{t['cache_size']:,}" for t in seed)
     fig.update_layout(
-        title="Job throughput with the cache, relative to RocksDB alone",
+        title=f"FLIP-325's LRU: {lru} RocksDB's job throughput at {sizes} entries"
+        if seed
+        else "Job throughput with the cache, relative to RocksDB alone",
         template=TEMPLATE,
         barmode="group",
         yaxis={"title": "x RocksDB's job throughput", "type": "log"},

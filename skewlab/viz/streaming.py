@@ -34,6 +34,7 @@ from skewlab.strategies import Streaming, run_strategy
 from skewlab.strategies.streaming import VARIANTS, hot_partitions
 from skewlab.viz.explorer import Explorer
 from skewlab.viz.palette import COLORS, LEGEND_BELOW, TEMPLATE
+from skewlab.viz.titles import latency_title
 
 __all__ = [
     "batches_table",
@@ -41,6 +42,7 @@ __all__ = [
     "hot_partition_figure",
     "latency_figure",
     "ratio_figure",
+    "ratio_title",
     "rescale_table",
     "show_saved_benchmark",
     "streaming_explorer",
@@ -78,11 +80,38 @@ def throughput_table(result) -> pd.DataFrame:
     return pd.DataFrame(_summary(result)["by_cardinality"])
 
 
-def throughput_figure(
-    result, *, title: str = "Spark Structured Streaming: throughput vs key cardinality"
-) -> go.Figure:
+def ratio_title(rows: pd.DataFrame) -> str:
+    """What the throughput charts show, from the runs' medians: per-batch over per-record and
+    builtin over per-batch at 20 keys (the seed's point; else the fewest keys measured), on
+    uniform views where measured.
+
+    Example::
+
+        >>> rows = pd.DataFrame({"distribution": ["uniform"] * 3, "cardinality": [20] * 3,
+        ...     "variant": ["per-record", "per-batch", "builtin"],
+        ...     "records_per_second": [1_000.0, 4_000.0, 40_000.0]})
+        >>> ratio_title(rows)
+        'At 20 keys (uniform): per-batch 4.0x per-record, builtin 10.0x per-batch'
+    """
+    dists = set(rows["distribution"]) if len(rows) else set()
+    if not dists:
+        return "Spark Structured Streaming: throughput vs key cardinality"
+    dist = "uniform" if "uniform" in dists else sorted(dists)[0]
+    mine = rows[rows["distribution"] == dist]
+    few = 20 if 20 in set(mine["cardinality"]) else int(mine["cardinality"].min())
+    medians = mine[mine["cardinality"] == few].groupby("variant")["records_per_second"].median()
+    parts = [
+        f"{a} {medians[a] / medians[b]:.1f}x {b}"
+        for a, b in (("per-batch", "per-record"), ("builtin", "per-batch"))
+        if a in medians and b in medians and medians[b]
+    ]
+    return f"At {few:,} keys ({dist}): " + ", ".join(parts)
+
+
+def throughput_figure(result, *, title: str | None = None) -> go.Figure:
     """Rows per second (over the micro-batches' time) against the number of distinct tweets,
-    log-log: one colour per variant, solid for uniform views, dashed for Zipf; every run a dot."""
+    log-log: one colour per variant, solid for uniform views, dashed for Zipf; every run a dot.
+    The default title states the ratios at 20 keys (:func:`ratio_title`)."""
     rows = bench_rows(result)
     fig = go.Figure()
     for dist in [d for d in ("uniform", "zipf") if d in set(rows["distribution"])]:
@@ -103,7 +132,7 @@ def throughput_figure(
                 hovertemplate="%{x} keys: %{y:,.0f} rows/s<extra></extra>",
             ))  # fmt: skip
     fig.update_layout(
-        title=title,
+        title=title or ratio_title(rows),
         template=TEMPLATE,
         xaxis={"title": "distinct tweets (key cardinality)", "type": "log"},
         yaxis={"title": "rows / s over micro-batch time", "type": "log"},
@@ -112,9 +141,10 @@ def throughput_figure(
     return fig
 
 
-def ratio_figure(result, *, title: str = "What the micro-batch buys, per key cardinality"):
+def ratio_figure(result, *, title: str | None = None):
     """Per-batch over per-record and builtin over per-batch (medians) against the key
-    cardinality, with seed 000's ~45x at 20 keys marked as the seed's (Flink, its machine)."""
+    cardinality, with seed 000's ~45x at 20 keys marked as the seed's (Flink, its machine).
+    The default title states the ratios at 20 keys (:func:`ratio_title`)."""
     ratios = _summary(result)["ratios"]
     fig = go.Figure()
     for dist, by_k in ratios.items():
@@ -134,7 +164,7 @@ def ratio_figure(result, *, title: str = "What the micro-batch buys, per key car
     ))  # fmt: skip
     fig.add_hline(y=1, line={"dash": "dot", "color": "#888"})
     fig.update_layout(
-        title=title,
+        title=title or f"{ratio_title(bench_rows(result))} (the seed: ~45x, Flink)",
         template=TEMPLATE,
         xaxis={"title": "distinct tweets (key cardinality)", "type": "log"},
         yaxis={"title": "ratio of median rows / s (x)", "type": "log"},
@@ -174,7 +204,8 @@ def batches_table(run) -> pd.DataFrame:
 
 def hot_partition_figure(run, hot_partition: int | None = None, *, title: str | None = None):
     """Per micro-batch, the processor's time in each Spark partition (bars) and the batch's
-    duration (line): the partition that holds the hot key sets every batch's pace."""
+    duration (line): the partition that holds the hot key sets every batch's pace. The default
+    title states the hot partition's share of the processor time."""
     subtasks = pd.DataFrame(run.subtasks)
     durations = batches_table(run).set_index("batch")["duration_ms"]
     fig = make_subplots(specs=[[{"secondary_y": True}]])
@@ -192,8 +223,18 @@ def hot_partition_figure(run, hot_partition: int | None = None, *, title: str | 
         x=durations.index, y=durations.values, mode="lines+markers", name="batch duration",
         line={"color": "#333"}, hovertemplate="batch %{x}: %{y:,.0f} ms<extra></extra>",
     ), secondary_y=True)  # fmt: skip
+    busiest = subtasks.groupby("partition")["operator_seconds"].sum()
+    total = busiest.sum()
+    hot = hot_partition if hot_partition in busiest.index else busiest.idxmax()
+    held = " (holds tweet-0)" if hot == hot_partition else ""
+    default = (
+        f"Per-record: partition {hot}{held} does {busiest[hot] / total:.0%} of "
+        f"{len(busiest)} partitions' work; median batch {durations.median():,.0f} ms"
+        if total > 0
+        else "Per-record: processor time per partition, per micro-batch"
+    )
     fig.update_layout(
-        title=title or "Per-record: processor time per partition, per micro-batch",
+        title=title or default,
         template=TEMPLATE,
         barmode="group",
         xaxis={"title": "micro-batch", "dtick": 1},  # whole batches, no 0.5
@@ -204,7 +245,7 @@ def hot_partition_figure(run, hot_partition: int | None = None, *, title: str | 
     return fig
 
 
-def latency_figure(latency, *, title: str = "Latency vs trigger interval (paced source)"):
+def latency_figure(latency, *, title: str | None = None):
     """p50 / p99 latency (a row's arrival to its micro-batch's delivery) against the trigger
     interval, with guides at half an interval and one interval.
 
@@ -233,7 +274,7 @@ def latency_figure(latency, *, title: str = "Latency vs trigger interval (paced 
         ))  # fmt: skip
     rate = table["source_rate"].iloc[0] if len(table) else None
     fig.update_layout(
-        title=f"{title} — {rate:,.0f} rows/s" if rate else title,
+        title=title or latency_title(table, "rows", rate),
         template=TEMPLATE,
         xaxis={"title": "trigger interval (ms)", "type": "log"},
         yaxis={"title": "latency (ms), arrival to delivery", "type": "log"},
@@ -273,7 +314,9 @@ def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
         + f" (seed 000's buffer, Flink: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x); all digests match: "
         + str(s.get("all_digests_match"))
     )  # fmt: skip
-    fig = throughput_figure(saved, title="Saved benchmark: throughput vs key cardinality")
+    rows = bench_rows(saved)
+    title = f"Saved benchmark ({s.get('profile', '?')} profile): {ratio_title(rows)}"
+    fig = throughput_figure(rows, title=title)
     fig.show()
     return fig
 
