@@ -181,12 +181,13 @@ class Streaming(StrategyParameters):
             trigger_interval_ms=self.trigger_interval_ms, target_offset=end,
             settings={SHUFFLE_PARTITIONS_KEY: str(job.parallelism)},
         )  # fmt: skip
-        emitted = sink.read(spark, schema).toPandas()
-        if self.variant == "builtin":
+        if self.variant == "builtin":  # small rows: a register per row, no arrays
+            emitted = sink.read(spark, schema).toPandas()
             results, counts = _builtin_results(emitted, self.precision)
             state = _builtin_state(spark, query_dir.checkpoint, self.precision)
         else:
-            results, counts = _processor_results(emitted)
+            emitted, latest = _processor_emissions(sink.read(spark, schema))
+            results, counts = _processor_results(emitted, latest)
             state = _processor_state(spark, query_dir.checkpoint)
         this_run = emitted[emitted["batch_id"].isin(run.committed)]
         latency = _latency(run, sink.deliveries(), job.source_rate)
@@ -278,10 +279,32 @@ class Streaming(StrategyParameters):
         )
 
 
-def _processor_results(emitted):
-    """Each tweet's latest registers in the sink, and the query's (processed, rejected)."""
-    with_regs = emitted[emitted["views"].notna()].sort_values("batch_id", kind="stable")
-    latest = with_regs.drop_duplicates("tweet_id", keep="last")
+def _processor_emissions(sink_rows):
+    """The sink's rows without their register arrays (every emission: counts, partitions,
+    timings), and each tweet's latest emission's registers, picked in Spark.
+
+    Only the latest arrays reach the driver: the per-record variant emits a running
+    ``TweetStats`` per row, and 100,000 rows of two register arrays each would not fit in
+    the driver's result memory. A tweet's emissions in one micro-batch sit in one file (one
+    Spark partition holds the key) in the order the processor wrote them, so the latest is
+    the highest (``batch_id``, position in the read).
+    """
+    from pyspark.sql import functions as F
+
+    rows = sink_rows.withColumn("_position", F.monotonically_increasing_id())
+    latest = (
+        rows.where(F.col("views").isNotNull())
+        .groupBy("tweet_id")
+        .agg(F.max_by(F.struct("views", "viewers"), F.struct("batch_id", "_position")).alias("s"))
+        .select("tweet_id", "s.views", "s.viewers")
+        .toPandas()
+    )
+    return rows.drop("views", "viewers", "_position").toPandas(), latest
+
+
+def _processor_results(emitted, latest):
+    """Each tweet's latest registers in the sink (``latest``: one row per tweet, from
+    :func:`_processor_emissions`), and the query's (processed, rejected) from every emission."""
     results = {
         str(t): StatsState.from_registers(
             str(t), np.frombuffer(v, dtype=np.int8).copy(), np.frombuffer(u, dtype=np.int8).copy()
