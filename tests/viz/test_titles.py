@@ -128,7 +128,8 @@ def test_cache_titles_state_the_hit_ratio_steps_and_the_speedups():
         "Hit ratio 0% from 250, 50% from 500, 100% from 1,000 entries (FLIP-325's keys)"
     )
     assert state_cache.cache_speedup_figure(result).layout.title.text == (
-        "FLIP-325's LRU: 0.93x, 1.80x, 25.00x RocksDB's job throughput at 250 / 500 / 1,000 entries"
+        "FLIP-325's LRU: 0.93x / 1.80x / 25.00x RocksDB's job throughput "
+        "at 250 / 500 / 1,000 entries"
     )
 
 
@@ -152,7 +153,7 @@ def test_salting_titles_state_the_over_count_and_the_accounts_left_active():
         "The seed's salted sum over-counts up to 12.5x; latest partials summed: exact"
     )
     table.loc[1, "fixed_sum"] = 5
-    assert salting.double_count_figure(table).layout.title.text.endswith("is NOT exact")
+    assert salting.double_count_figure(table).layout.title.text.endswith("summed: NOT exact")
     order = pd.DataFrame(
         {"strategy": ["salted", "buffered"], "users": [1_000, 1_000],
          "order_violations": [37, 0], "resurrected": [12, 0]}
@@ -183,7 +184,8 @@ def test_backlog_titles_state_the_fastest_catch_up_and_the_capacity_ceiling():
         }
     )
     assert backlog.catch_up_figure(curves).layout.title.text == (
-        "Fastest catch-up after the outage: Zipf, naive 2.25 h at P=8; Zipf, buffered 1.50 h at P=4"
+        "Fastest catch-up after the outage<br>"
+        "Zipf, naive 2.25 h at P=8; Zipf, buffered 1.50 h at P=4"
     )
     assert backlog.capacity_figure(curves).layout.title.text == (
         "Capacity levels off where the busiest subtask is full<br>"
