@@ -126,6 +126,11 @@ def _log4j_options() -> str:
     return f"-Dlog4j2.configurationFile={conf}"
 
 
+#: The driver JVM's heap unless ``$SKEWLAB_DRIVER_MEMORY`` says otherwise (e.g. ``2g``).
+DRIVER_MEMORY = "4g"
+DRIVER_MEMORY_ENV = "SKEWLAB_DRIVER_MEMORY"
+
+
 def get_spark(
     master: str | None = None,
     *,
@@ -171,6 +176,9 @@ def get_spark(
             .config("spark.driver.extraJavaOptions", log4j)
             .config("spark.executor.extraJavaOptions", log4j)
             .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
+            # the driver JVM's heap (read once, at its start): Spark's 1g default cannot hold
+            # the task results of a full-profile collect (200,000 tweets' registers)
+            .config("spark.driver.memory", os.environ.get(DRIVER_MEMORY_ENV, DRIVER_MEMORY))
         )
     settings = {
         "spark.sql.shuffle.partitions": str(shuffle_partitions or default_shuffle_partitions()),

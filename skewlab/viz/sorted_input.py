@@ -337,13 +337,12 @@ def value_state_figure(result) -> go.Figure:
         )
     summary = result.summary
     ratios = [
-        f"heap {summary[f'heap_over_rocksdb_{op}']:.0f}x RocksDB"
-        for op in ("update",)
-        if summary.get(f"heap_over_rocksdb_{op}")
-    ] + [
-        f"single-key {summary[f'single_key_over_heap_{op}']:.1f}x heap"
-        for op in ("update",)
-        if summary.get(f"single_key_over_heap_{op}")
+        f"{name} {summary[key]:.{digits}f}x {over}"
+        for name, key, over, digits in (
+            ("heap", "heap_over_rocksdb_update", "RocksDB", 0),
+            ("single-key", "single_key_over_heap_update", "heap", 1),
+        )
+        if summary.get(key)
     ]
     fig.update_layout(
         title="ValueState, keys in order: valueUpdate " + ", ".join(ratios)

@@ -145,6 +145,17 @@ def test_sorted_titles_state_job_time_ratios_and_memory_growth():
     assert title == "K = 400 -> 40,000: the heap's traced peak grows 4.0x, sorted input's 1.1x"
 
 
+def test_value_state_title_states_the_update_ratios():
+    ops = {"valueUpdate": {"heap": 26_760.0, "rocksdb": 1_000.0, "single_key": 77_100.0}}
+    summary = {
+        "ops_per_wall_ms": ops, "ops_per_wall_ms_min": ops, "ops_per_wall_ms_max": ops,
+        "ops_per_cpu_ms": ops, "warmup_ops_per_wall_ms": ops, "seed_ops_per_ms": ops,
+        "heap_over_rocksdb_update": 26.76, "single_key_over_heap_update": 2.88,
+    }  # fmt: skip
+    title = sorted_input.value_state_figure(SimpleNamespace(summary=summary)).layout.title.text
+    assert title == "ValueState, keys in order: valueUpdate heap 27x RocksDB, single-key 2.9x heap"
+
+
 def test_salting_titles_state_the_over_count_and_the_accounts_left_active():
     table = pd.DataFrame(
         {"tweet_id": ["a", "b"], "views": [10, 4], "salted_sum": [125, 8], "fixed_sum": [10, 4]}
