@@ -111,7 +111,9 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
             "sweep_sizes": (250, 500, 1000),
             "costs_n": 20_000,
         },
-        "quick": {  # 1 round of 500,000: speedups 25% above full; 2 rounds of 1,000,000: within 7%
+        # 1 round of 500,000: speedups up to 31% above full; 2 rounds of 1,000,000: +2..+19%
+        # (a round varies by +-8%); see the README's quick-vs-full table
+        "quick": {
             "n": 1_000_000,
             "runs": 2,
             "sweep_n": 100_000,
