@@ -83,6 +83,7 @@ __all__ = [
     "format_summary",
     "hot_partition_run",
     "latency_sweep",
+    "ratios_by_cardinality",
     "rescale_checkpoint",
     "run_experiment",
     "summarize",
@@ -441,6 +442,31 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a and b else None
 
 
+def ratios_by_cardinality(rows) -> dict[str, dict[int, dict[str, float | None]]]:
+    """Per distribution (uniform first) and key cardinality: per-batch over per-record and
+    builtin over per-batch, each of the runs' median rows per second.
+
+    Example::
+
+        >>> rows = [{"distribution": "zipf", "cardinality": 5, "variant": v,
+        ...          "records_per_second": x}
+        ...         for v, x in (("per-record", 100.0), ("per-batch", 300.0), ("builtin", 600.0))]
+        >>> ratios_by_cardinality(rows)
+        {'zipf': {5: {'per_batch_over_per_record': 3.0, 'builtin_over_per_batch': 2.0}}}
+    """
+    ratios: dict[str, dict[int, dict[str, float | None]]] = {}
+    for dist in sorted({r["distribution"] for r in rows}, key=("uniform", "zipf").index):
+        for k in sorted(
+            {r["cardinality"] for r in rows if r["distribution"] == dist}, reverse=True
+        ):
+            per_record, per_batch, builtin = (_median(rows, dist, k, v) for v in VARIANTS)
+            ratios.setdefault(dist, {})[k] = {
+                "per_batch_over_per_record": _ratio(per_batch, per_record),
+                "builtin_over_per_batch": _ratio(builtin, per_batch),
+            }
+    return ratios
+
+
 def summarize(rows) -> dict[str, Any]:
     """Min / median / max throughput per distribution, cardinality and variant, and the ratios
     (uniform views first, as in the seed; Zipf beside them).
@@ -456,7 +482,6 @@ def summarize(rows) -> dict[str, Any]:
         (4.0, 2.0)
     """
     table = []
-    ratios: dict[str, dict[int, dict[str, float | None]]] = {}
     for dist in sorted({r["distribution"] for r in rows}, key=("uniform", "zipf").index):
         for k in sorted(
             {r["cardinality"] for r in rows if r["distribution"] == dist}, reverse=True
@@ -471,11 +496,7 @@ def summarize(rows) -> dict[str, Any]:
                     table.append({"distribution": dist, "cardinality": k, "variant": variant,
                                   "min": min(values), "median": statistics.median(values),
                                   "max": max(values), "runs": len(values)})  # fmt: skip
-            per_record, per_batch, builtin = (_median(rows, dist, k, v) for v in VARIANTS)
-            ratios.setdefault(dist, {})[k] = {
-                "per_batch_over_per_record": _ratio(per_batch, per_record),
-                "builtin_over_per_batch": _ratio(builtin, per_batch),
-            }
+    ratios = ratios_by_cardinality(rows)
     headline = ratios.get("uniform") or ratios.get("zipf") or {}
     zipf = ratios.get("zipf", {})
     return {

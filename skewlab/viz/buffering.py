@@ -32,7 +32,7 @@ from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import Buffered, Naive, run_strategy
 from skewlab.viz.explorer import Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
-from skewlab.viz.titles import latency_title
+from skewlab.viz.titles import latency_title, seed_point
 
 __all__ = [
     "bench_rows",
@@ -55,6 +55,13 @@ SIDE_LABELS = {
     "naive": "naive (RocksDB)",
     "buffered": "buffered, vectorized",
     "buffered_list": "buffered, the seed's list",
+}
+
+
+#: column -> (its y axis's words, its name in a title)
+_MEASURE_NAMES = {
+    HEADLINE_MEASURE: ("job (net of start-up)", "job throughput net of start-up"),
+    "operator_records_per_second": ("operator", "operator throughput"),
 }
 
 
@@ -140,14 +147,7 @@ def throughput_figure(
                 hovertemplate="%{x} keys: %{y:,.0f} rec/s<extra></extra>",
             )
         )
-    label = {
-        HEADLINE_MEASURE: "job (net of start-up)",
-        "operator_records_per_second": "operator",
-    }.get(column, "job")
-    measure = {
-        HEADLINE_MEASURE: "job throughput net of start-up",
-        "operator_records_per_second": "operator throughput",
-    }.get(column, "job throughput")
+    label, measure = _MEASURE_NAMES.get(column, ("job", "job throughput"))
     fig.update_layout(
         title=title or speedup_title(medians, measure),
         template=TEMPLATE,
@@ -171,7 +171,7 @@ def speedup_title(medians: pd.DataFrame, measure: str) -> str:
     if "speedup" not in medians.columns or not len(medians):
         return f"Naive vs buffered: {measure} vs key cardinality"
     by_k = medians.set_index("cardinality")["speedup"]
-    few = 20 if 20 in by_k.index else min(by_k.index)
+    few = seed_point(by_k.index)
     text = f"Buffering: {by_k[few]:.1f}x naive at {few:,} keys"
     if max(by_k.index) != few:
         text += f", {by_k[max(by_k.index)]:.1f}x at {max(by_k.index):,} keys"

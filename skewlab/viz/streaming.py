@@ -28,13 +28,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from skewlab.engine.config import JobConfig
-from skewlab.experiments.streaming import SEED_SPEEDUP_AT_20_KEYS
+from skewlab.experiments.streaming import SEED_SPEEDUP_AT_20_KEYS, ratios_by_cardinality
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import Streaming, run_strategy
 from skewlab.strategies.streaming import VARIANTS, hot_partitions
 from skewlab.viz.explorer import Explorer
 from skewlab.viz.palette import COLORS, LEGEND_BELOW, TEMPLATE
-from skewlab.viz.titles import latency_title
+from skewlab.viz.titles import latency_title, seed_point
 
 __all__ = [
     "batches_table",
@@ -93,17 +93,18 @@ def ratio_title(rows: pd.DataFrame) -> str:
         >>> ratio_title(rows)
         'At 20 keys (uniform): per-batch 4.0x per-record, builtin 10.0x per-batch'
     """
-    dists = set(rows["distribution"]) if len(rows) else set()
-    if not dists:
+    ratios = ratios_by_cardinality(rows.to_dict("records"))
+    if not ratios:
         return "Spark Structured Streaming: throughput vs key cardinality"
-    dist = "uniform" if "uniform" in dists else sorted(dists)[0]
-    mine = rows[rows["distribution"] == dist]
-    few = 20 if 20 in set(mine["cardinality"]) else int(mine["cardinality"].min())
-    medians = mine[mine["cardinality"] == few].groupby("variant")["records_per_second"].median()
+    dist, by_k = next(iter(ratios.items()))  # uniform first, as the seed
+    few = seed_point(by_k)
     parts = [
-        f"{a} {medians[a] / medians[b]:.1f}x {b}"
-        for a, b in (("per-batch", "per-record"), ("builtin", "per-batch"))
-        if a in medians and b in medians and medians[b]
+        f"{subject} {by_k[few][name]:.1f}x {over}"
+        for name, subject, over in (
+            ("per_batch_over_per_record", "per-batch", "per-record"),
+            ("builtin_over_per_batch", "builtin", "per-batch"),
+        )
+        if by_k[few][name]
     ]
     return f"At {few:,} keys ({dist}): " + ", ".join(parts)
 

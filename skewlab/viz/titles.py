@@ -17,7 +17,22 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["latency_title", "milliseconds"]
+__all__ = ["SEED_KEYS", "latency_title", "milliseconds", "seed_point"]
+
+#: Seed 000's headline point: 20 distinct tweets.
+SEED_KEYS = 20
+
+
+def seed_point(cardinalities) -> int:
+    """The key cardinality a title quotes: the seed's 20 if measured, else the fewest keys.
+
+    Example::
+
+        >>> seed_point([20_000, 20, 1]), seed_point([1_000, 100])
+        (20, 100)
+    """
+    measured = {int(k) for k in cardinalities}
+    return SEED_KEYS if SEED_KEYS in measured else min(measured)
 
 
 def milliseconds(value: float) -> str:
