@@ -13,7 +13,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from skewlab.cli import main
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.profiles import SETTINGS
-from skewlab.report import notebook_paths, render_notebook, render_report
+from skewlab.report import notebook_paths, render_notebook, render_report, select_notebooks
 
 pytestmark = pytest.mark.notebook
 
@@ -157,3 +157,18 @@ def test_the_tiny_report_starts_spark_once_and_says_where(tiny_report):
     assert spark[0] > 0 and all(s == 0 for s in spark[1:])  # 00 starts Spark, the rest share it
     assert tiny_report.notebooks[0].timing.kernel > 0
     assert all(nb.timing.kernel == 0 for nb in tiny_report.notebooks[1:])
+
+
+def test_notebooks_are_picked_by_number_or_name_in_the_labs_order(capsys):
+    picked = select_notebooks("05, 03_memory_buffering.ipynb,03")
+    assert [p.name for p in picked] == [
+        "03_memory_buffering.ipynb",
+        "05_sorted_batch_execution.ipynb",
+    ]
+    assert picked == [p for p in notebook_paths() if p.stem[:2] in {"03", "05"}]
+    with pytest.raises(
+        SkewlabInputError, match=r"no notebook '3' \(--notebooks\): use a number 00-"
+    ):
+        select_notebooks(["3"])
+    assert main(["report", "--notebooks", "03,99", "--profile", "tiny"]) == 2
+    assert "no notebook '99'" in capsys.readouterr().err

@@ -6,12 +6,13 @@ import argparse
 import sys
 
 from skewlab.experiments.profiles import PROFILES
-from skewlab.report import render_report
+from skewlab.report import render_report, select_notebooks
 
 EXAMPLES = """\
 examples:
   skewlab report                       # quick profile, into reports/
   skewlab report --profile full --out /tmp/skewlab-report
+  skewlab report --profile full --notebooks 03,04   # two chapters at the seeds' sizes
 """
 
 
@@ -36,11 +37,18 @@ def register(subparsers) -> None:
         help="tiny: seconds; quick: minutes on a laptop (default); full: the seeds' sizes",
     )
     parser.add_argument("--out", default=None, help="output directory (default: reports/)")
+    parser.add_argument(
+        "--notebooks",
+        default=None,
+        metavar="N[,N...]",
+        help="only these notebooks, by number or name, e.g. 03,05 (default: all)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    result = render_report(args.profile, args.out)
+    notebooks = select_notebooks(args.notebooks) if args.notebooks is not None else None
+    result = render_report(args.profile, args.out, notebooks=notebooks)
     for nb in result.notebooks:
         mark = "ok    " if nb.ok else "FAILED"
         print(f"{mark} {nb.name:32s} {nb.seconds:7.1f} s  {nb.html}")

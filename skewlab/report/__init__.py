@@ -33,7 +33,7 @@ from skewlab.report.notebook import (
     render_notebook,
     title_and_summary,
 )
-from skewlab.report.render import ReportResult, notebook_paths, render_report
+from skewlab.report.render import ReportResult, notebook_paths, render_report, select_notebooks
 from skewlab.report.timing import NotebookTiming, format_timings
 
 __all__ = [
@@ -47,5 +47,6 @@ __all__ = [
     "notebook_paths",
     "render_notebook",
     "render_report",
+    "select_notebooks",
     "title_and_summary",
 ]

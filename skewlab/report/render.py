@@ -27,7 +27,7 @@ from skewlab.report.notebook import (
 from skewlab.report.timing import format_timings
 from skewlab.validation import check_choice
 
-__all__ = ["ReportResult", "notebook_paths", "render_report"]
+__all__ = ["ReportResult", "notebook_paths", "render_report", "select_notebooks"]
 
 
 @dataclass
@@ -56,6 +56,39 @@ def notebook_paths(directory: Path | None = None) -> list[Path]:
     """The lab's notebooks, in their numbered order."""
     directory = directory or paths.notebooks_dir()
     return sorted(p for p in directory.glob("*.ipynb") if not p.name.startswith("."))
+
+
+def select_notebooks(names: str | list[str], directory: Path | None = None) -> list[Path]:
+    """The notebooks named by ``names`` (a list, or one comma-separated string), each by its
+    number or its file name with or without ``.ipynb``, in the lab's numbered order.
+
+    Example::
+
+        >>> [p.name for p in select_notebooks("03,05_sorted_batch_execution")]
+        ['03_memory_buffering.ipynb', '05_sorted_batch_execution.ipynb']
+        >>> select_notebooks("3x")
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: no notebook '3x' (--notebooks): use a number 00-08 or a name such as 03_memory_buffering
+    """  # noqa: E501
+    available = notebook_paths(directory)
+    if isinstance(names, str):
+        names = names.split(",")
+    wanted = [n.strip().removesuffix(".ipynb") for n in names if n.strip()]
+    if not wanted:
+        raise SkewlabInputError("--notebooks names no notebook: give numbers such as 03,05")
+    chosen = set()
+    for name in wanted:
+        match = [p for p in available if p.stem == name or p.stem.split("_", 1)[0] == name]
+        if not match:
+            numbers = [p.stem.split("_", 1)[0] for p in available]
+            example = available[min(3, len(available) - 1)].stem
+            raise SkewlabInputError(
+                f"no notebook {name!r} (--notebooks): use a number {numbers[0]}-{numbers[-1]} "
+                f"or a name such as {example}"
+            )
+        chosen.update(match)
+    return [p for p in available if p in chosen]
 
 
 def render_report(
