@@ -51,7 +51,12 @@ class BenchResult:
         return pd.DataFrame(self.rows)
 
     def to_json_dict(self) -> dict[str, Any]:
-        return {"experiment": self.experiment, "rows": self.rows, "summary": self.summary}
+        return {
+            "experiment": self.experiment,
+            "profile": self.profile,
+            "rows": self.rows,
+            "summary": self.summary,
+        }
 
     def write(self, directory: Path | None = None) -> list[Path]:
         """Write ``<experiment>-<UTC time>.csv`` and ``.json`` under ``data/results/``."""
@@ -100,8 +105,13 @@ def _plain(value: Any) -> Any:
 def latest_result(
     experiment: str, directory: Path | None = None, profile: str | None = None
 ) -> dict[str, Any] | None:
-    """The newest result file of ``experiment`` (of ``profile``, or any), as a dict, or None."""
+    """The newest result file of ``experiment`` (of ``profile``, or any), as a dict with its
+    ``profile`` (from the file's name when the file predates the field), or None."""
     directory = Path(directory) if directory else paths.results_dir()
     pattern = f"{experiment}-{profile}-*.json" if profile else f"{experiment}-*.json"
     files = sorted(directory.glob(pattern), key=lambda p: p.stat().st_mtime)
-    return json.loads(files[-1].read_text()) if files else None
+    if not files:
+        return None
+    saved = json.loads(files[-1].read_text())
+    saved.setdefault("profile", files[-1].name.removeprefix(f"{experiment}-").split("-")[0])
+    return saved

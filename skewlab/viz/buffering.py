@@ -361,7 +361,8 @@ def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
     at_20 = summary.get("speedup_at_20_keys")
     cards = len(summary.get("by_cardinality", []))
     print(
-        f"{cards} cardinalities, {summary['runs']} run(s) each; speedup at 20 keys: "
+        f"profile {saved.get('profile', '?')}, {cards} cardinalities, {summary['runs']} run(s) "
+        "each; speedup at 20 keys: "
         + (f"{at_20:.1f}x" if at_20 else "not measured")
         + f" in {measure} (the article's figure: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x); all digests "
         + f"match the reference: {summary.get('all_digests_match')}"

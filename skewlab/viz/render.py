@@ -94,12 +94,15 @@ def in_report() -> bool:
 
 def readable_number(value: float) -> str:
     """A float as a table shows it: whole numbers with thousands separators, one or two
-    decimals above 1, three significant digits below.
+    decimals above 1, three significant digits below -- more where three would round a
+    fraction up to 1 (a hit ratio of 0.99995 is not 1).
 
     Example::
 
         >>> [readable_number(v) for v in (128.100811, 6.254, 0.0073419, 25000.0, 1234.5678)]
         ['128.1', '6.25', '0.00734', '25,000', '1,235']
+        >>> readable_number(0.99995), readable_number(0.5)
+        ('0.99995', '0.5')
     """
     if not math.isfinite(value):
         return str(value)
@@ -110,7 +113,10 @@ def readable_number(value: float) -> str:
         return f"{value:.1f}"
     if size >= 1:
         return f"{value:.2f}"
-    return f"{value:.3g}"
+    digits = 3
+    while abs(float(f"{value:.{digits}g}")) >= 1 and digits < 8:
+        digits += 1
+    return f"{value:.{digits}g}"
 
 
 def use_readable_tables() -> None:
