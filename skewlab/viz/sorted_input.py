@@ -199,9 +199,10 @@ def describe(result) -> str:
         ...     "seed_ratios": {"rocksdb_over_sorted": 7.46, "heap_over_sorted": 1.95,
         ...                     "sorted_over_sort_group": 1.12},
         ...     "peak_memory_bytes_by_k": {"heap": {"2000": 2**20, "200000": 50 * 2**20},
-        ...                                "sorted": {"2000": 2**20, "200000": 2**20}}}
+        ...                                "sorted": {"2000": 2**20, "200000": 2**20}},
+        ...     "all_digests_match": True}
         >>> print(describe({"summary": summary}))
-        Measured here (2,000,000 records, 200,000 keys, median of 3 runs): RocksDB's job took 2.50x sorted input's, the heap's 1.20x, and sorted input 1.05x the sort-then-group baseline's; inside the operators (CPU), RocksDB 30.00x and the heap 3.00x. The seed's job times: 7.46x, 1.95x and 1.12x. Traced peak memory: heap 1.0 MiB at K=2,000, 50.0 MiB at K=200,000; sorted input 1.0 MiB at K=2,000, 1.0 MiB at K=200,000.
+        Measured here (2,000,000 records, 200,000 keys, median of 3 runs): RocksDB's job took 2.50x sorted input's, the heap's 1.20x, and sorted input 1.05x the sort-then-group baseline's; inside the operators (CPU), RocksDB 30.00x and the heap 3.00x. The seed's job times: 7.46x, 1.95x and 1.12x. Traced peak memory: heap 1.0 MiB at K=2,000, 50.0 MiB at K=200,000; sorted input 1.0 MiB at K=2,000, 1.0 MiB at K=200,000. Every run's counts equal Spark's groupBy().count(): True.
     """  # noqa: E501
     s = result["summary"] if isinstance(result, Mapping) else result.summary
     seed = s["seed_ratios"]
@@ -228,6 +229,8 @@ def describe(result) -> str:
             parts.append(f"{name} {at}")
     if parts:
         text += " Traced peak memory: " + "; ".join(parts) + "."
+    if "all_digests_match" in s:
+        text += f" Every run's counts equal Spark's groupBy().count(): {s['all_digests_match']}."
     return text
 
 
