@@ -51,6 +51,7 @@ import pandas as pd
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
+from skewlab.experiments.percent import percent
 from skewlab.experiments.profiles import profile_settings
 from skewlab.experiments.results import BenchResult
 from skewlab.inputs.views import ViewSpec, generate_views, key_load, zipf_cdf
@@ -563,8 +564,8 @@ def describe(result: BenchResult) -> str:
         )
         parts.append(
             f"{label}: one subtask measured {m['per_subtask_rate']:,.0f} records/s, the hottest "
-            f"key holds {m['hottest_key_share']:.1%} of the records, the simulated capacity tops "
-            f"out at {s[f'{key}_capacity_ceiling']:,.0f} records/s, and the job {outcome}."
+            f"key holds {percent(m['hottest_key_share'])} of the records, the simulated capacity "
+            f"tops out at {s[f'{key}_capacity_ceiling']:,.0f} records/s, and the job {outcome}."
         )
     startup = s["measured"][0]["task_startup_seconds"]
     parts.append(f"Spark started each extra task in {startup:.3f} s here (measured).")

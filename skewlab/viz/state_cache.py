@@ -26,6 +26,7 @@ from skewlab.experiments.cache import (
     SEED_SPEEDUPS,
     SIDE_LABELS,
 )
+from skewlab.experiments.percent import percent
 from skewlab.inputs.wordcount import flip325_input
 from skewlab.strategies.count import run_count
 from skewlab.viz.explorer import Explorer
@@ -278,15 +279,12 @@ def describe(result) -> str:
     def x(value) -> str:
         return "-" if value is None else f"{value:.2f}x"
 
-    def pct(value) -> str:  # 99.995% is not rounded to the seed's 100%
-        return "-" if value is None else f"{value * 100:.3f}".rstrip("0").rstrip(".") + "%"
-
     text = (
         f"Measured here (median of {s['runs']} rounds): at 250 entries (hit ratio "
-        f"{pct(s.get('hit_ratio_250'))}) FLIP-325's LRU gives {x(s.get('speedup_250'))} "
+        f"{percent(s.get('hit_ratio_250'))}) FLIP-325's LRU gives {x(s.get('speedup_250'))} "
         f"RocksDB's job throughput and the batched write-back ({s.get('write_batch')} per "
         f"write batch) {x(s.get('speedup_250_batched'))}; at 1,000 entries (hit ratio "
-        f"{pct(s.get('hit_ratio_1000'))}) {x(s.get('speedup_1000'))} and "
+        f"{percent(s.get('hit_ratio_1000'))}) {x(s.get('speedup_1000'))} and "
         f"{x(s.get('speedup_1000_batched'))}, and {x(s.get('operator_speedup_1000'))} inside "
         f"the operator alone. The seed's figures: {SEED_SPEEDUPS[250]:g}x and "
         f"{SEED_SPEEDUPS[1000]:g}x."
