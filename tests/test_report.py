@@ -160,15 +160,15 @@ def test_the_tiny_report_starts_spark_once_and_says_where(tiny_report):
 
 
 def test_notebooks_are_picked_by_number_or_name_in_the_labs_order(capsys):
-    picked = select_notebooks("05, 03_memory_buffering.ipynb,03")
+    picked = select_notebooks("5, 03_memory_buffering.ipynb,03")
     assert [p.name for p in picked] == [
         "03_memory_buffering.ipynb",
         "05_sorted_batch_execution.ipynb",
     ]
     assert picked == [p for p in notebook_paths() if p.stem[:2] in {"03", "05"}]
     with pytest.raises(
-        SkewlabInputError, match=r"no notebook '3' \(--notebooks\): use a number 00-"
+        SkewlabInputError, match=r"no notebook '3x' \(--notebooks\): use a number 00-"
     ):
-        select_notebooks(["3"])
+        select_notebooks(["3x"])
     assert main(["report", "--notebooks", "03,99", "--profile", "tiny"]) == 2
     assert "no notebook '99'" in capsys.readouterr().err

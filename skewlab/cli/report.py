@@ -41,7 +41,7 @@ def register(subparsers) -> None:
         "--notebooks",
         default=None,
         metavar="N[,N...]",
-        help="only these notebooks, by number or name, e.g. 03,05 (default: all)",
+        help="only these notebooks, by number or name, e.g. 3,5 (default: all)",
     )
     parser.set_defaults(func=run)
 

@@ -58,13 +58,20 @@ def notebook_paths(directory: Path | None = None) -> list[Path]:
     return sorted(p for p in directory.glob("*.ipynb") if not p.name.startswith("."))
 
 
+def _number(name: str) -> int | None:
+    """A notebook's number: the digits before its first ``_`` (``None`` without them)."""
+    prefix = name.split("_", 1)[0]
+    return int(prefix) if prefix.isdigit() else None
+
+
 def select_notebooks(names: str | list[str], directory: Path | None = None) -> list[Path]:
     """The notebooks named by ``names`` (a list, or one comma-separated string), each by its
-    number or its file name with or without ``.ipynb``, in the lab's numbered order.
+    number (``3`` or ``03``) or its file name with or without ``.ipynb``, in the lab's numbered
+    order.
 
     Example::
 
-        >>> [p.name for p in select_notebooks("03,05_sorted_batch_execution")]
+        >>> [p.name for p in select_notebooks("3,05_sorted_batch_execution")]
         ['03_memory_buffering.ipynb', '05_sorted_batch_execution.ipynb']
         >>> select_notebooks("3x")
         Traceback (most recent call last):
@@ -79,7 +86,7 @@ def select_notebooks(names: str | list[str], directory: Path | None = None) -> l
         raise SkewlabInputError("--notebooks names no notebook: give numbers such as 03,05")
     chosen = set()
     for name in wanted:
-        match = [p for p in available if p.stem == name or p.stem.split("_", 1)[0] == name]
+        match = [p for p in available if p.stem == name or _number(p.stem) == _number(name)]
         if not match:
             numbers = [p.stem.split("_", 1)[0] for p in available]
             example = available[min(3, len(available) - 1)].stem
