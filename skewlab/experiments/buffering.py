@@ -47,7 +47,7 @@ from skewlab.aggregates.digest import result_digest
 from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
-from skewlab.experiments.profiles import profile_settings, resolve_runs
+from skewlab.experiments.profiles import SEED_KEYS, profile_settings, resolve_runs
 from skewlab.experiments.results import BenchResult, median_of, spread
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import Buffered, Naive, run_strategy
@@ -205,19 +205,19 @@ def summarize(rows) -> dict:
     return {
         "headline_measure": HEADLINE_MEASURE,
         "runs": max((r["run"] for r in rows), default=-1) + 1,
-        "speedup_at_20_keys": at(20, "speedup"),
-        "speedup_at_20_keys_list": at(20, "speedup_list"),
+        "speedup_at_20_keys": at(SEED_KEYS, "speedup"),
+        "speedup_at_20_keys_list": at(SEED_KEYS, "speedup_list"),
         "speedup_at_20000_keys": at(20_000, "speedup"),
         "max_speedup": max((t["speedup"] for t in table if t["speedup"]), default=None),
-        "operator_speedup_at_20_keys": at(20, "operator_speedup"),
-        "operator_speedup_at_20_keys_list": at(20, "operator_speedup_list"),
+        "operator_speedup_at_20_keys": at(SEED_KEYS, "operator_speedup"),
+        "operator_speedup_at_20_keys_list": at(SEED_KEYS, "operator_speedup_list"),
         "all_digests_match": all(r["digest_matches_reference"] for r in rows),
         "seed_speedup_at_20_keys": SEED_SPEEDUP_AT_20_KEYS,
         "naive_latency_p50_ms_at_20_keys": median_of(
-            rows, "latency_p50_ms", cardinality=20, strategy="naive"
+            rows, "latency_p50_ms", cardinality=SEED_KEYS, strategy="naive"
         ),
         "buffered_latency_p50_ms_at_20_keys": median_of(
-            rows, "latency_p50_ms", cardinality=20, strategy="buffered"
+            rows, "latency_p50_ms", cardinality=SEED_KEYS, strategy="buffered"
         ),
         "by_cardinality": table,
     }

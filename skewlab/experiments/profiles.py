@@ -25,13 +25,22 @@ from typing import Any
 
 from skewlab.validation import check_choice, check_whole
 
-__all__ = ["PROFILES", "SEED_CARDINALITIES", "SETTINGS", "profile_settings", "resolve_runs"]
+__all__ = [
+    "PROFILES",
+    "SEED_CARDINALITIES",
+    "SEED_KEYS",
+    "SETTINGS",
+    "profile_settings",
+    "resolve_runs",
+]
 
 #: The profiles, smallest first.
 PROFILES = ("tiny", "quick", "full")
 
 #: Seed 000's tweet cardinalities, 20,000 down to 1.
 SEED_CARDINALITIES = (20_000, 10_000, 5_000, 1_000, 500, 100, 50, 20, 10, 5, 2, 1)
+#: Seed 000's headline point: 20 distinct tweets (the summaries' ``..._at_20_keys``).
+SEED_KEYS = 20
 _CACHE_SWEEP = (50, 150, 250, 350, 450, 499, 500, 600, 750, 900, 999, 1000, 1250, 1500)
 
 #: experiment or lesson -> profile -> its settings.

@@ -68,7 +68,7 @@ from skewlab.engine.streaming.query import run_query
 from skewlab.engine.streaming.sink import BatchSink
 from skewlab.engine.streaming.spark_log import OFFSET_METADATA_LOGGER, spark_warnings
 from skewlab.engine.streaming.state_store import read_state, state_metadata
-from skewlab.experiments.profiles import profile_settings, resolve_runs
+from skewlab.experiments.profiles import SEED_KEYS, profile_settings, resolve_runs
 from skewlab.experiments.results import BenchResult
 from skewlab.inputs.stream_source import read_views_stream, write_source_log
 from skewlab.inputs.views import ViewSpec, generate_views
@@ -502,14 +502,18 @@ def summarize(rows) -> dict[str, Any]:
     return {
         "headline_measure": HEADLINE_MEASURE,
         "runs": max((r["run"] for r in rows), default=-1) + 1,
-        "per_batch_over_per_record_at_20_keys": headline.get(20, {}).get(
+        "per_batch_over_per_record_at_20_keys": headline.get(SEED_KEYS, {}).get(
             "per_batch_over_per_record"
         ),
-        "builtin_over_per_batch_at_20_keys": headline.get(20, {}).get("builtin_over_per_batch"),
-        "per_batch_over_per_record_at_20_keys_zipf": zipf.get(20, {}).get(
+        "builtin_over_per_batch_at_20_keys": headline.get(SEED_KEYS, {}).get(
+            "builtin_over_per_batch"
+        ),
+        "per_batch_over_per_record_at_20_keys_zipf": zipf.get(SEED_KEYS, {}).get(
             "per_batch_over_per_record"
         ),
-        "builtin_over_per_batch_at_20_keys_zipf": zipf.get(20, {}).get("builtin_over_per_batch"),
+        "builtin_over_per_batch_at_20_keys_zipf": zipf.get(SEED_KEYS, {}).get(
+            "builtin_over_per_batch"
+        ),
         "ratios": {d: {str(k): v for k, v in by_k.items()} for d, by_k in ratios.items()},
         "seed_speedup_at_20_keys": SEED_SPEEDUP_AT_20_KEYS,
         "all_digests_match": all(
@@ -540,7 +544,7 @@ def describe_shape(summary: dict[str, Any], distribution: str = "uniform") -> st
         return (f"{distribution} views: one key cardinality measured at this profile, so no "
                 "shape to read; run a larger profile for the sweep.")  # fmt: skip
     (k_hi, r_hi), (k_lo, r_lo) = points[0], points[-1]
-    at_20 = dict(points).get(20)
+    at_20 = dict(points).get(SEED_KEYS)
     low = f"{r_lo:.1f}x at {k_lo:,} keys"
     text = f"{distribution} views: per-batch / per-record "
     if r_lo > 1.25 * r_hi:

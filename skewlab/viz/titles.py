@@ -7,6 +7,8 @@ them what was measured. The figure builders use these when no title is given.
 Example::
 
     >>> import pandas as pd
+
+from skewlab.experiments.profiles import SEED_KEYS
     >>> sweep = pd.DataFrame({"trigger_interval_ms": [10.0, 500.0],
     ...                       "latency_p50_ms": [7.5, 260.0]})
     >>> latency_title(sweep, "records", 2_000)
@@ -17,10 +19,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["SEED_KEYS", "latency_title", "milliseconds", "seed_point"]
+from skewlab.experiments.profiles import SEED_KEYS
 
-#: Seed 000's headline point: 20 distinct tweets.
-SEED_KEYS = 20
+__all__ = ["latency_title", "milliseconds", "seed_point"]
 
 
 def seed_point(cardinalities) -> int:
