@@ -296,8 +296,8 @@ def rescale_table(rescale: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
-    """Show a saved ``skewlab bench streaming`` result (``latest_result("streaming")``), or say
-    there is none.
+    """Show a saved ``skewlab bench streaming`` result (notebook 08 passes
+    ``latest_result("streaming", profile="full")``), or say there is none.
 
     Example::
 
