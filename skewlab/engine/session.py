@@ -126,6 +126,37 @@ def _log4j_options() -> str:
     return f"-Dlog4j2.configurationFile={conf}"
 
 
+#: Extra options for Spark's JVMs (driver and executors), read once, at the JVM's start.
+JAVA_OPTIONS_ENV = "SKEWLAB_JAVA_OPTIONS"
+
+
+def java_options(extra: str | None = None) -> str:
+    """The options skewlab starts Spark's JVMs with: its log settings, then ``extra``
+    (default ``$SKEWLAB_JAVA_OPTIONS``), each of which must be a JVM option (``-...``).
+
+    ``-XX:TieredStopAtLevel=1`` (the quick JIT compiler only) makes runs of a few seconds,
+    such as the tiny profile's, start faster; leave it unset when measuring, since it slows
+    long runs.
+
+    Example::
+
+        >>> java_options("-XX:TieredStopAtLevel=1").split()[-1]
+        '-XX:TieredStopAtLevel=1'
+        >>> java_options("TieredStopAtLevel=1")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: ...'TieredStopAtLevel=1' is not a JVM option: ...
+    """
+    extra = os.environ.get(JAVA_OPTIONS_ENV, "") if extra is None else extra
+    for option in extra.split():
+        if not option.startswith("-"):
+            raise SkewlabInputError(
+                f"{JAVA_OPTIONS_ENV}: {option!r} is not a JVM option: each must start with "
+                "'-' (e.g. -XX:TieredStopAtLevel=1)"
+            )
+    return " ".join([_log4j_options(), *extra.split()])
+
+
 #: The driver JVM's heap unless ``$SKEWLAB_DRIVER_MEMORY`` says otherwise (e.g. ``2g``).
 DRIVER_MEMORY = "4g"
 DRIVER_MEMORY_ENV = "SKEWLAB_DRIVER_MEMORY"
@@ -169,12 +200,12 @@ def get_spark(
         builder = SparkSession.builder.remote(url)
     else:
         builder = SparkSession.builder.master(url)
-        log4j = _log4j_options()
+        jvm_options = java_options()
         builder = (
             builder.config("spark.ui.enabled", str(ui).lower())
             .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.driver.extraJavaOptions", log4j)
-            .config("spark.executor.extraJavaOptions", log4j)
+            .config("spark.driver.extraJavaOptions", jvm_options)
+            .config("spark.executor.extraJavaOptions", jvm_options)
             .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
             # the driver JVM's heap (read once, at its start): Spark's 1g default cannot hold
             # the task results of a full-profile collect (200,000 tweets' registers)

@@ -95,3 +95,27 @@ def test_local_cluster_gives_the_same_digest_as_pure_python():
     assert proc.returncode == 0, proc.stderr[-3000:]
     spark_digest, python_digest = proc.stdout.split()[-2:]
     assert spark_digest == python_digest
+
+
+def test_skewlab_java_options_reach_the_driver_jvm_and_a_bad_one_is_refused_before_it_starts():
+    script = textwrap.dedent(
+        """
+        from skewlab.engine.session import get_spark
+
+        spark = get_spark()
+        print(spark.sparkContext._jvm.java.lang.System.getProperty("skewlab.probe"))
+        spark.stop()
+        """
+    )
+    env = {**os.environ, "SKEWLAB_JAVA_OPTIONS": "-Dskewlab.probe=42 -XX:TieredStopAtLevel=1"}
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split()[-1] == "42"
+    env["SKEWLAB_JAVA_OPTIONS"] = "skewlab.probe=42"
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert proc.returncode != 0
+    assert "SKEWLAB_JAVA_OPTIONS: 'skewlab.probe=42' is not a JVM option" in proc.stderr
