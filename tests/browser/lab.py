@@ -69,10 +69,16 @@ class LabNotebook:
     lab: object
     name: str
     log: list[Interaction] = field(default_factory=list)
+    run_started: float = 0.0
 
     def open(self) -> LabNotebook:
-        # reset: a fresh workspace, this notebook alone (no tab of an earlier test restored)
-        self.page.goto(f"{self.lab.url}/lab/tree/{self.name}?reset&token={self.lab.token}")
+        # reset: a fresh workspace of the notebook's own (two tabs of the lab may be open at
+        # once), this notebook alone (no tab of an earlier test restored)
+        workspace = Path(self.name).stem
+        self.page.goto(
+            f"{self.lab.url}/lab/workspaces/{workspace}/tree/{self.name}"
+            f"?reset&token={self.lab.token}"
+        )
         self.page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
         # the notebook's kernel started and answered (JupyterLab may swap the first kernel it
         # starts for another: Run All before that loses the cells)
@@ -80,11 +86,19 @@ class LabNotebook:
         self.page.wait_for_function(KERNEL_IDLE, timeout=60_000, polling=250)
         return self
 
-    def run_all(self) -> float:
-        """Run > Run All Cells, as from the menu; wait until every code cell has run."""
-        started = time.perf_counter()
+    def start_run_all(self) -> None:
+        """Run > Run All Cells, as from the menu (returns once clicked)."""
+        self.run_started = time.perf_counter()
         self.page.get_by_role("menuitem", name="Run", exact=True).click()
         self.page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+
+    def run_all(self) -> float:
+        """Run > Run All Cells; wait until every code cell has run; the seconds since the click."""
+        self.start_run_all()
+        return self.wait_run_all()
+
+    def wait_run_all(self) -> float:
+        """Wait until every code cell has run; the seconds since Run All was clicked."""
         try:
             self.page.wait_for_function(CELLS_DONE, timeout=RUN_ALL_SECONDS * 1000, polling=500)
         except Exception as exc:
@@ -94,7 +108,7 @@ class LabNotebook:
                 f"{self.name}: Run All did not finish in {RUN_ALL_SECONDS} s; prompts {prompts}; "
                 f"outputs with errors {self.bad_outputs()}"
             ) from exc
-        return time.perf_counter() - started
+        return time.perf_counter() - self.run_started
 
     @property
     def explorer(self):
@@ -189,3 +203,54 @@ class LabNotebook:
               });
             }"""
         )
+
+
+class NotebookQueue:
+    """Notebooks opened and run one ahead of the test that drives them.
+
+    When a test takes notebook i, notebook i+1 (in ``order``) is opened in a tab of its own and
+    its Run All clicked, so it runs while the test waits for notebook i and moves its controls:
+    on 2 cores one kernel waiting for its Spark JVM, or Chromium drawing, leaves a core to the
+    other. Each notebook still has its own kernel and its own tab, as a person's would.
+
+    Example::
+
+        queue = NotebookQueue(open_tab, lab, ["00_hot_keys.ipynb", "01_ebs_latency_math.ipynb"])
+        nb = queue.take("00_hot_keys.ipynb")   # 01 starts running in a second tab
+        seconds = nb.wait_run_all()
+        queue.done(nb)
+    """
+
+    def __init__(self, open_tab: Callable, lab, order: list[str], ahead: int = 1):
+        self.open_tab, self.lab, self.order, self.ahead = open_tab, lab, list(order), ahead
+        self.running: dict[str, LabNotebook] = {}
+
+    def _start(self, name: str) -> None:
+        tiny_copy(name, self.lab.root)
+        nb = LabNotebook(self.open_tab(), self.lab, name).open()
+        nb.start_run_all()
+        self.running[name] = nb
+
+    def take(self, name: str) -> LabNotebook:
+        """Notebook ``name``, its Run All clicked (now, or when an earlier take started it);
+        the next ``ahead`` notebooks of the order are started before it is returned."""
+        if name not in self.running:
+            self._start(name)
+        nb = self.running.pop(name)
+        position = self.order.index(name) if name in self.order else len(self.order)
+        for following in self.order[position + 1 : position + 1 + self.ahead]:
+            if following not in self.running:
+                self._start(following)
+        nb.page.bring_to_front()
+        return nb
+
+    def done(self, nb: LabNotebook) -> None:
+        """Close the notebook's tab and shut down its kernel."""
+        nb.page.close()
+        self.lab.shutdown_kernels(nb.name)
+
+    def close(self) -> None:
+        """Close what was started and never taken (a test run with -k)."""
+        for nb in list(self.running.values()):
+            self.done(nb)
+        self.running.clear()

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from .lab import LabNotebook, tiny_copy
+from .lab import LabNotebook, NotebookQueue
 
 pytestmark = pytest.mark.browser
 
@@ -182,21 +182,30 @@ DRIVERS = {
 }
 
 
+@pytest.fixture(scope="module")
+def notebooks(open_tab, lab):
+    """The notebooks of :data:`DRIVERS`, each opened and run one ahead of its test."""
+    queue = NotebookQueue(open_tab, lab, list(DRIVERS))
+    yield queue
+    queue.close()
+
+
 @pytest.mark.parametrize("name", list(DRIVERS))
-def test_notebook_runs_all_and_its_controls_redraw(name, lab, page, interactions):
-    tiny_copy(name, lab.root)
-    nb = LabNotebook(page, lab, name).open()
-    seconds = nb.run_all()
-    interactions.append(("Run All, every cell ran", name, f"{seconds:.1f} s"))
-    assert nb.bad_outputs() == []
-    assert nb.status() == ""
-    first_render = nb.chart_problems()  # every chart as first drawn, the widget's included
-    DRIVERS[name](nb)
-    interactions.extend(nb.log)
-    nb.explorer.screenshot(path=str(lab.root.parent / f"{name.removesuffix('.ipynb')}.png"))
-    assert first_render == []
-    assert nb.bad_outputs() == []
-    assert nb.status() == ""
-    assert nb.chart_problems() == []
-    assert page.errors == []
-    lab.shutdown_kernels()
+def test_notebook_runs_all_and_its_controls_redraw(name, notebooks, interactions):
+    nb = notebooks.take(name)
+    try:
+        seconds = nb.wait_run_all()
+        interactions.append(("Run All, every cell ran", name, f"{seconds:.1f} s"))
+        assert nb.bad_outputs() == []
+        assert nb.status() == ""
+        first_render = nb.chart_problems()  # every chart as first drawn, the widget's included
+        DRIVERS[name](nb)
+        interactions.extend(nb.log)
+        nb.explorer.screenshot(path=str(nb.lab.root.parent / f"{name.removesuffix('.ipynb')}.png"))
+        assert first_render == []
+        assert nb.bad_outputs() == []
+        assert nb.status() == ""
+        assert nb.chart_problems() == []
+        assert nb.page.errors == []
+    finally:
+        notebooks.done(nb)
