@@ -92,11 +92,6 @@ class LabNotebook:
         self.page.get_by_role("menuitem", name="Run", exact=True).click()
         self.page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
 
-    def run_all(self) -> float:
-        """Run > Run All Cells; wait until every code cell has run; the seconds since the click."""
-        self.start_run_all()
-        return self.wait_run_all()
-
     def wait_run_all(self) -> float:
         """Wait until every code cell has run; the seconds since Run All was clicked."""
         try:
