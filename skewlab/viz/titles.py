@@ -7,8 +7,6 @@ them what was measured. The figure builders use these when no title is given.
 Example::
 
     >>> import pandas as pd
-
-from skewlab.experiments.profiles import SEED_KEYS
     >>> sweep = pd.DataFrame({"trigger_interval_ms": [10.0, 500.0],
     ...                       "latency_p50_ms": [7.5, 260.0]})
     >>> latency_title(sweep, "records", 2_000)
