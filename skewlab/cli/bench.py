@@ -135,6 +135,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(module.format_summary(result) if hasattr(module, "format_summary") else "")
         print("results: " + ", ".join(str(f) for f in files))
+    if result.summary.get("java_options"):
+        print(
+            "skewlab bench: Spark's JVMs ran with SKEWLAB_JAVA_OPTIONS="
+            f"{' '.join(result.summary['java_options'])!r}; the result file records it, and its "
+            "figures are not comparable with a run without it",
+            file=sys.stderr,
+        )
     ok = result.summary.get("all_digests_match", True)
     if not ok:
         print("skewlab bench: a strategy's result differs from the reference", file=sys.stderr)

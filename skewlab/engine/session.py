@@ -157,6 +157,29 @@ def java_options(extra: str | None = None) -> str:
     return " ".join([_log4j_options(), *extra.split()])
 
 
+def java_options_in_use() -> list[str] | None:
+    """The extra options (``$SKEWLAB_JAVA_OPTIONS``) this process's running Spark driver was
+    started with: ``[]`` for none, ``None`` when no Spark driver runs in this process.
+
+    Benchmark results record it (a quick-JIT run's figures are not comparable with a default
+    one's).
+
+    Example::
+
+        >>> get_spark() is not None and java_options_in_use() == []  # doctest: +SKIP
+        True
+    """
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    if context is None:
+        return None
+    # Spark puts its own defaults first; java_options() gave the log settings, then the extras
+    started = (context.getConf().get("spark.driver.extraJavaOptions", "") or "").split()
+    log = _log4j_options()
+    return started[started.index(log) + 1 :] if log in started else []
+
+
 #: The driver JVM's heap unless ``$SKEWLAB_DRIVER_MEMORY`` says otherwise (e.g. ``2g``).
 DRIVER_MEMORY = "4g"
 DRIVER_MEMORY_ENV = "SKEWLAB_DRIVER_MEMORY"

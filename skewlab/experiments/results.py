@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from skewlab import paths
+from skewlab.engine.session import java_options_in_use
 from skewlab.operators.count_loops import IMPLEMENTATION as CORES
 
 __all__ = ["BenchResult", "latest_result", "median_of", "spread"]
@@ -34,8 +35,9 @@ class BenchResult:
     """Rows (one per measured run) and a summary of one experiment.
 
     The summary records which value-state cores and count loops ran (``cores``: ``compiled``
-    or ``python``, see :mod:`skewlab.state.value_state`): figures from the two are not
-    comparable.
+    or ``python``, see :mod:`skewlab.state.value_state`) and the extra options Spark's JVMs ran
+    with (``java_options``: ``$SKEWLAB_JAVA_OPTIONS``, ``[]`` for none, ``None`` without a
+    Spark driver): figures from different cores or JVM options are not comparable.
     """
 
     experiment: str
@@ -46,6 +48,7 @@ class BenchResult:
 
     def __post_init__(self) -> None:
         self.summary.setdefault("cores", CORES)
+        self.summary.setdefault("java_options", java_options_in_use())
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows)
@@ -106,10 +109,13 @@ def latest_result(
     experiment: str, directory: Path | None = None, profile: str | None = None
 ) -> dict[str, Any] | None:
     """The newest result file of ``experiment`` (of ``profile``, or any), as a dict with its
-    ``profile`` (from the file's name when the file predates the field), or None."""
+    ``profile`` (from the file's name when the file predates the field), or None.
+
+    Newest by the UTC time in the file's name (what :meth:`BenchResult.write` stamps), not by
+    the file's modification time, which a copy between machines resets."""
     directory = Path(directory) if directory else paths.results_dir()
     pattern = f"{experiment}-{profile}-*.json" if profile else f"{experiment}-*.json"
-    files = sorted(directory.glob(pattern), key=lambda p: p.stat().st_mtime)
+    files = sorted(directory.glob(pattern), key=lambda p: (p.stem.rsplit("-", 1)[-1], p.name))
     if not files:
         return None
     saved = json.loads(files[-1].read_text())

@@ -102,7 +102,10 @@ def test_skewlab_java_options_reach_the_driver_jvm_and_a_bad_one_is_refused_befo
         """
         from skewlab.engine.session import get_spark
 
+        from skewlab.experiments.results import BenchResult
+
         spark = get_spark()
+        print(BenchResult("probe", "tiny", [], {}).summary["java_options"])
         print(spark.sparkContext._jvm.java.lang.System.getProperty("skewlab.probe"))
         spark.stop()
         """
@@ -112,7 +115,10 @@ def test_skewlab_java_options_reach_the_driver_jvm_and_a_bad_one_is_refused_befo
         [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.split()[-1] == "42"
+    *_, recorded, probe = proc.stdout.strip().splitlines()
+    assert probe == "42"
+    # a result made in that process records what its JVMs ran with
+    assert recorded == "['-Dskewlab.probe=42', '-XX:TieredStopAtLevel=1']"
     env["SKEWLAB_JAVA_OPTIONS"] = "skewlab.probe=42"
     proc = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300

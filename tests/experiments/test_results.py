@@ -31,3 +31,13 @@ def test_a_written_result_records_its_profile(tmp_path):
     saved = latest_result("buffering", tmp_path)
     assert saved["profile"] == "tiny"
     assert json.loads(next(tmp_path.glob("*.json")).read_text())["profile"] == "tiny"
+
+
+def test_the_newest_result_is_the_newest_stamp_even_when_copied_files_reset_the_times(tmp_path):
+    for stamp, mtime, label in (("20261105T000000Z", 1_000, "newer"),
+                                ("20261101T000000Z", 9_000, "older, copied later")):  # fmt: skip
+        path = _saved(tmp_path, "cache", "full", stamp, mtime)
+        body = json.loads(path.read_text()) | {"summary": {"label": label}}
+        path.write_text(json.dumps(body))
+        os.utime(path, (mtime, mtime))
+    assert latest_result("cache", tmp_path, profile="full")["summary"]["label"] == "newer"
