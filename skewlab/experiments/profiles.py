@@ -228,6 +228,8 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
             "source_rate": 600,
             "trigger_intervals": (100, 400),
             "rescale_views": 900,
+            "hot_views": 1_200,
+            "hot_rows_per_trigger": 600,
         },
         "quick": {
             "cardinalities": (20,),
@@ -242,6 +244,9 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
             "source_rate": 1_000,
             "trigger_intervals": (100, 1_000),
             "rescale_views": 1_000,
+            # the hot partition (one per-record run over Zipf views): two micro-batches show it
+            "hot_views": 4_000,
+            "hot_rows_per_trigger": 2_000,
         },
         "full": {
             "cardinalities": SEED_CARDINALITIES,
@@ -256,6 +261,8 @@ SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
             "source_rate": 2_000,
             "trigger_intervals": (50, 100, 250, 500, 1_000, 2_000, 5_000),
             "rescale_views": 20_000,
+            "hot_views": 100_000,
+            "hot_rows_per_trigger": 10_000,
         },
     },
     # seed 001, FLIP-140: the ValueState micro-benchmark (skewlab bench value-state)
