@@ -8,6 +8,7 @@ import json
 import sys
 
 from skewlab.experiments.headlines import HEADLINE_RATIOS, TOLERANCE, compare_profiles
+from skewlab.experiments.machine import describe_machine
 from skewlab.experiments.profiles import PROFILES
 
 #: experiment name -> (module, help)
@@ -55,7 +56,8 @@ examples:
 
 COMPARE_HELP = (
     "each benchmark's headline ratios from its newest quick and full result files side by "
-    "side, with the difference (the quick profile should stay within 15% of the full one)"
+    "side, with the difference (the quick profile should stay within 15% of the full one); "
+    "it says when the two files were not measured on one machine"
 )
 
 
@@ -173,6 +175,18 @@ def run_compare(args: argparse.Namespace) -> int:
                 f"{r['experiment']:12s} {r['ratio']:40s} {_num(q):>8s} {_num(f):>8s} "
                 f"{'-' if d is None else format(d, '+.1%'):>7s}{mark}"
             )
+    for experiment in dict.fromkeys(r["experiment"] for r in rows):
+        first = next(r for r in rows if r["experiment"] == experiment)
+        if first["same_machine"]:
+            continue
+        why = "different machines" if first["same_machine"] is False else "not known to be one"
+        print(
+            f"{experiment}: quick and full measured on {why} machine"
+            f"{'s' if first['same_machine'] is False else ''}, so a difference may be the "
+            f"machine's, not the profile's\n"
+            f"  quick: {describe_machine(first['quick_machine'])}\n"
+            f"  full:  {describe_machine(first['full_machine'])}"
+        )
     for command in missing:
         print(f"no result file yet: run `{command}`", file=sys.stderr)
     return 0

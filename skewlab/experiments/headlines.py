@@ -4,7 +4,9 @@ The quick profile exists so that a first ``skewlab report`` takes minutes, not h
 teach each lesson, which here means: every headline ratio of a quick run within
 :data:`TOLERANCE` of the same ratio of a full run. :func:`compare_profiles` puts the two side
 by side from the result files ``skewlab bench EXPERIMENT --profile quick|full`` wrote
-(``skewlab bench compare`` prints it).
+(``skewlab bench compare`` prints it). Such a comparison says something about the profiles only
+when one machine measured both files (``same_machine`` in each row; see
+:mod:`skewlab.experiments.machine`): a file from another machine differs by that machine too.
 
 Example::
 
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from skewlab.experiments import cache, sorted_input, value_state
+from skewlab.experiments.machine import same_machine
 from skewlab.experiments.results import latest_result
 
 __all__ = ["HEADLINE_RATIOS", "TOLERANCE", "compare_profiles", "compare_summaries"]
@@ -72,8 +75,9 @@ def compare_profiles(
     tolerance: float = TOLERANCE,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The newest quick and full result files of each experiment, compared
-    (:func:`compare_summaries`); and the experiments missing a file, each with the command
-    that writes it."""
+    (:func:`compare_summaries`), each row with ``quick_machine``, ``full_machine`` and
+    ``same_machine`` (``None``: not known); and the experiments missing a file, each with the
+    command that writes it."""
     rows: list[dict[str, Any]] = []
     missing: list[str] = []
     for experiment in experiments or list(HEADLINE_RATIOS):
@@ -82,7 +86,11 @@ def compare_profiles(
         if absent:
             missing += [f"skewlab bench {experiment} --profile {p}" for p in absent]
             continue
-        rows += compare_summaries(
-            experiment, found["quick"]["summary"], found["full"]["summary"], tolerance
-        )
+        quick, full = found["quick"]["summary"], found["full"]["summary"]
+        machines = {
+            "quick_machine": quick.get("machine"),
+            "full_machine": full.get("machine"),
+            "same_machine": same_machine(quick.get("machine"), full.get("machine")),
+        }
+        rows += [row | machines for row in compare_summaries(experiment, quick, full, tolerance)]
     return rows, missing

@@ -25,6 +25,7 @@ import pandas as pd
 
 from skewlab import paths
 from skewlab.engine.session import java_options_in_use
+from skewlab.experiments.machine import this_machine
 from skewlab.operators.count_loops import IMPLEMENTATION as CORES
 
 __all__ = ["BenchResult", "latest_result", "median_of", "spread"]
@@ -37,7 +38,9 @@ class BenchResult:
     The summary records which value-state cores and count loops ran (``cores``: ``compiled``
     or ``python``, see :mod:`skewlab.state.value_state`) and the extra options Spark's JVMs ran
     with (``java_options``: ``$SKEWLAB_JAVA_OPTIONS``, ``[]`` for none, ``None`` without a
-    Spark driver): figures from different cores or JVM options are not comparable.
+    Spark driver) and the machine that measured it (``machine``, see
+    :mod:`skewlab.experiments.machine`): figures from different cores, JVM options or machines
+    are not comparable.
     """
 
     experiment: str
@@ -49,6 +52,7 @@ class BenchResult:
     def __post_init__(self) -> None:
         self.summary.setdefault("cores", CORES)
         self.summary.setdefault("java_options", java_options_in_use())
+        self.summary.setdefault("machine", this_machine())
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows)

@@ -8,6 +8,7 @@ import os
 from skewlab import paths
 from skewlab.cli import main
 from skewlab.experiments.headlines import HEADLINE_RATIOS, compare_profiles
+from skewlab.experiments.machine import this_machine
 from skewlab.experiments.results import BenchResult
 
 
@@ -45,3 +46,27 @@ def test_the_cli_prints_the_table_and_says_what_is_missing(tmp_path, monkeypatch
     assert "skewlab bench cache --profile quick" in err
     assert main(["bench", "compare", "nope"]) == 2
     assert "unknown experiment 'nope'" in capsys.readouterr().err
+
+
+def test_compare_says_when_the_two_files_come_from_different_machines(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr(paths, "results_dir", lambda: tmp_path)
+    keys = HEADLINE_RATIOS["buffering"]
+    here = this_machine()
+    elsewhere = {**here, "boot_id": "00000000-another-boot"}
+    _write(tmp_path, "buffering", "full", dict.fromkeys(keys, 40.0) | {"machine": elsewhere}, 1)
+    _write(tmp_path, "buffering", "quick", dict.fromkeys(keys, 39.0), 2)  # recorded: this one
+    rows, _ = compare_profiles(["buffering"], tmp_path)
+    assert {r["same_machine"] for r in rows} == {False}
+    assert rows[0]["quick_machine"] == here
+    assert main(["bench", "compare", "buffering"]) == 0
+    out = capsys.readouterr().out
+    assert "buffering: quick and full measured on different machines" in out
+    assert "boot 00000000" in out
+
+    _write(tmp_path, "buffering", "full", dict.fromkeys(keys, 40.0), 3)  # this machine too
+    rows, _ = compare_profiles(["buffering"], tmp_path)
+    assert {r["same_machine"] for r in rows} == {True}
+    assert main(["bench", "compare", "buffering"]) == 0
+    assert "machine" not in capsys.readouterr().out
