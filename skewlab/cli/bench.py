@@ -179,11 +179,14 @@ def run_compare(args: argparse.Namespace) -> int:
         first = next(r for r in rows if r["experiment"] == experiment)
         if first["same_machine"]:
             continue
-        why = "different machines" if first["same_machine"] is False else "not known to be one"
+        why = (
+            "were measured on different machines"
+            if first["same_machine"] is False
+            else "are not known to come from one machine"
+        )
         print(
-            f"{experiment}: quick and full measured on {why} machine"
-            f"{'s' if first['same_machine'] is False else ''}, so a difference may be the "
-            f"machine's, not the profile's\n"
+            f"{experiment}: quick and full {why}, so a difference may be the machine's, "
+            f"not the profile's\n"
             f"  quick: {describe_machine(first['quick_machine'])}\n"
             f"  full:  {describe_machine(first['full_machine'])}"
         )

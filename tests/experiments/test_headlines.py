@@ -62,7 +62,7 @@ def test_compare_says_when_the_two_files_come_from_different_machines(
     assert rows[0]["quick_machine"] == here
     assert main(["bench", "compare", "buffering"]) == 0
     out = capsys.readouterr().out
-    assert "buffering: quick and full measured on different machines" in out
+    assert "buffering: quick and full were measured on different machines" in out
     assert "boot 00000000" in out
 
     _write(tmp_path, "buffering", "full", dict.fromkeys(keys, 40.0), 3)  # this machine too
