@@ -5,8 +5,8 @@ A quick run's ratio against a full run's (``skewlab bench compare``) says someth
 profiles only if the same machine, in the same boot, measured both: two 2-core machines of the
 same kind differ by 10 % or more in what a Spark job costs. :func:`this_machine` records the
 processor, its logical cores, the memory, the host name and the kernel's boot id (new at every
-boot, so it tells a machine handed on from one session to the next from a new one);
-:func:`same_machine` compares two records.
+boot: machines of one kind share the rest, host name included, so a reboot counts as another
+machine, which errs on the side of caution); :func:`same_machine` compares two records.
 
 Example::
 
