@@ -175,8 +175,9 @@ def run_compare(args: argparse.Namespace) -> int:
                 f"{r['experiment']:12s} {r['ratio']:40s} {_num(q):>8s} {_num(f):>8s} "
                 f"{'-' if d is None else format(d, '+.1%'):>7s}{mark}"
             )
-    for experiment in dict.fromkeys(r["experiment"] for r in rows):
-        first = next(r for r in rows if r["experiment"] == experiment)
+    # the machine fields are the same on every row of an experiment: one row each will do
+    for first in {r["experiment"]: r for r in rows}.values():
+        experiment = first["experiment"]
         if first["same_machine"]:
             continue
         why = (
