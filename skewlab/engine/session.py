@@ -16,11 +16,14 @@ Example::
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from importlib import resources
@@ -184,6 +187,22 @@ def java_options_in_use() -> list[str] | None:
 DRIVER_MEMORY = "4g"
 DRIVER_MEMORY_ENV = "SKEWLAB_DRIVER_MEMORY"
 
+#: Spark's switch for Unix domain sockets between its JVM and its Python workers (read once,
+#: when the JVM starts)
+UNIX_DOMAIN_SOCKETS = "spark.python.unix.domain.socket.enabled"
+
+
+@functools.cache
+def _socket_dir() -> str:
+    """This process's folder for Spark's socket files, removed when the process exits.
+
+    Spark leaves its Python daemon's socket file behind; one folder per process keeps a run's
+    files together and takes them away with it.
+    """
+    folder = tempfile.mkdtemp(prefix="skewlab-sockets-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
 
 def get_spark(
     master: str | None = None,
@@ -233,6 +252,14 @@ def get_spark(
             # the driver JVM's heap (read once, at its start): Spark's 1g default cannot hold
             # the task results of a full-profile collect (200,000 tweets' registers)
             .config("spark.driver.memory", os.environ.get(DRIVER_MEMORY_ENV, DRIVER_MEMORY))
+            # the JVM and its Python workers (and a transformWithState worker and its state
+            # server) talk over Unix domain sockets, not loopback TCP: Spark's loopback server
+            # sockets take a backlog of 1 on an ephemeral port, and any other local client still
+            # reconnecting to that port (a shut-down Jupyter kernel's ZMQ peer, for one) can
+            # fill it, so the worker's connection times out ("Python worker failed to connect
+            # back"); a socket file has no port for a stranger to hold
+            .config(UNIX_DOMAIN_SOCKETS, "true")
+            .config("spark.python.unix.domain.socket.dir", _socket_dir())
         )
     settings = {
         "spark.sql.shuffle.partitions": str(shuffle_partitions or default_shuffle_partitions()),
@@ -253,8 +280,6 @@ def get_spark(
 
 def jvm_log_path() -> Path:
     """Where the driver JVM's own stderr goes (start-up chatter, JVM warnings)."""
-    import tempfile
-
     return Path(tempfile.gettempdir()) / f"skewlab-spark-driver-{os.getpid()}.log"
 
 

@@ -85,9 +85,14 @@ def chromium() -> Path:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab(chromium, tmp_path_factory):
-    """JupyterLab on a free loopback port with a token; its kernels run this Python."""
+    """JupyterLab on a free loopback port with a token; its kernels run this Python.
+
+    It lives as long as its module, not the session: after it shuts a kernel down, the lab
+    keeps reconnecting to that kernel's old loopback ports, and a later test's Spark could be
+    given one of them for a server socket with a backlog of 1.
+    """
     base = tmp_path_factory.mktemp("lab")
     root, settings = base / "notebooks", base / "settings"
     root.mkdir()

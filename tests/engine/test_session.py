@@ -70,6 +70,25 @@ def test_session_settings(spark):
     assert spark.range(1).select(worker_python("id")).first()[0] == sys.executable
 
 
+def test_python_workers_reach_the_jvm_over_unix_domain_sockets_in_this_process_folder(spark):
+    """No loopback TCP port between the JVM and its Python workers (see ``get_spark``)."""
+    from pathlib import Path
+
+    from pyspark.sql import functions as F
+
+    from skewlab.engine.session import _socket_dir
+
+    @F.udf("string")
+    def worker_socket_setting(_):
+        import os as worker_os
+
+        return worker_os.environ.get("PYTHON_UNIX_DOMAIN_ENABLED", "unset")
+
+    assert spark.range(1).select(worker_socket_setting("id")).first()[0].lower() == "true"
+    # the daemon's socket file sits in this process's folder (removed when the process exits)
+    assert list(Path(_socket_dir()).glob(".*.sock"))
+
+
 @pytest.mark.cluster
 def test_local_cluster_gives_the_same_digest_as_pure_python():
     """Separate executor JVMs and Python workers: nothing may rely on driver-side globals."""
