@@ -93,3 +93,25 @@ def test_the_cycle_finder_finds_a_cycle():
     graph.add_import(importer="a.y", imported="a.z")
     graph.add_import(importer="a.z", imported="a.x")
     assert sorted(map(sorted, strongly_connected(graph))) == [["a"], ["a.x", "a.y", "a.z"]]
+
+
+def test_a_python_worker_imports_no_datasketch_or_scipy():
+    """What a Spark Python worker imports to run skewlab's operators stays light: datasketch's
+    package import pulls in scipy (about 0.4 s), which every fresh worker would pay -- each
+    ``transformWithStateInPandas`` query starts one at planning time -- though no operator
+    makes a sketch (the oracle and the tests do)."""
+    import subprocess
+    import sys
+
+    check = (
+        "import sys, skewlab.operators, skewlab.operators.streaming_stats, skewlab.strategies;"
+        "print(sorted(m for m in ('datasketch', 'scipy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_sketch_is_still_datasketch():
+    from skewlab.aggregates.hll import new_sketch
+
+    assert type(new_sketch()).__module__.startswith("datasketch.")

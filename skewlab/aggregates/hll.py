@@ -27,7 +27,6 @@ from collections.abc import Iterable
 
 import numpy as np
 import xxhash
-from datasketch import HyperLogLogPlusPlus
 
 #: the seed Spark's ``xxhash64`` uses
 XXHASH_SEED = 42
@@ -60,6 +59,10 @@ def new_sketch(precision: int = DEFAULT_PRECISION, reg: np.ndarray | None = None
         >>> round(s.count())
         1
     """
+    # imported here: datasketch's package import pulls in scipy (its LSH), about 0.4 s that
+    # every fresh Python worker running an operator would otherwise pay without making a sketch
+    from datasketch import HyperLogLogPlusPlus
+
     if reg is None:
         return HyperLogLogPlusPlus(p=precision, hashfunc=hash64)
     return HyperLogLogPlusPlus(reg=reg, hashfunc=hash64)
