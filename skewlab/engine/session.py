@@ -252,15 +252,19 @@ def get_spark(
             # the driver JVM's heap (read once, at its start): Spark's 1g default cannot hold
             # the task results of a full-profile collect (200,000 tweets' registers)
             .config("spark.driver.memory", os.environ.get(DRIVER_MEMORY_ENV, DRIVER_MEMORY))
-            # the JVM and its Python workers (and a transformWithState worker and its state
-            # server) talk over Unix domain sockets, not loopback TCP: Spark's loopback server
-            # sockets take a backlog of 1 on an ephemeral port, and any other local client still
-            # reconnecting to that port (a shut-down Jupyter kernel's ZMQ peer, for one) can
-            # fill it, so the worker's connection times out ("Python worker failed to connect
-            # back"); a socket file has no port for a stranger to hold
-            .config(UNIX_DOMAIN_SOCKETS, "true")
-            .config("spark.python.unix.domain.socket.dir", _socket_dir())
         )
+        if url.startswith("local"):
+            # every JVM is on this machine, so its Python workers (and a transformWithState
+            # worker's state server) can talk over Unix domain sockets, not loopback TCP:
+            # Spark's loopback server sockets take a backlog of 1 on an ephemeral port, and
+            # another local client still reconnecting to that port (a shut-down Jupyter
+            # kernel's ZMQ peer, for one) can fill it, so the worker's connection times out
+            # ("Python worker failed to connect back"); a socket file has no port for a
+            # stranger to hold. (A cluster's executors keep Spark's default: this folder is
+            # not on their machines.)
+            builder = builder.config(UNIX_DOMAIN_SOCKETS, "true").config(
+                "spark.python.unix.domain.socket.dir", _socket_dir()
+            )
     settings = {
         "spark.sql.shuffle.partitions": str(shuffle_partitions or default_shuffle_partitions()),
         "spark.sql.execution.arrow.pyspark.enabled": "true",
