@@ -187,10 +187,6 @@ def java_options_in_use() -> list[str] | None:
 DRIVER_MEMORY = "4g"
 DRIVER_MEMORY_ENV = "SKEWLAB_DRIVER_MEMORY"
 
-#: Spark's switch for Unix domain sockets between its JVM and its Python workers (read once,
-#: when the JVM starts)
-UNIX_DOMAIN_SOCKETS = "spark.python.unix.domain.socket.enabled"
-
 
 @functools.cache
 def _socket_dir() -> str:
@@ -235,7 +231,8 @@ def get_spark(
     # The workers must run this interpreter, or they cannot import pandas/skewlab.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    if url.startswith("local"):
+    on_this_machine = url.startswith("local")  # local[*] and local-cluster: every JVM is here
+    if on_this_machine:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
     if url.startswith("sc://"):
@@ -253,16 +250,14 @@ def get_spark(
             # the task results of a full-profile collect (200,000 tweets' registers)
             .config("spark.driver.memory", os.environ.get(DRIVER_MEMORY_ENV, DRIVER_MEMORY))
         )
-        if url.startswith("local"):
-            # every JVM is on this machine, so its Python workers (and a transformWithState
-            # worker's state server) can talk over Unix domain sockets, not loopback TCP:
-            # Spark's loopback server sockets take a backlog of 1 on an ephemeral port, and
-            # another local client still reconnecting to that port (a shut-down Jupyter
-            # kernel's ZMQ peer, for one) can fill it, so the worker's connection times out
-            # ("Python worker failed to connect back"); a socket file has no port for a
-            # stranger to hold. (A cluster's executors keep Spark's default: this folder is
-            # not on their machines.)
-            builder = builder.config(UNIX_DOMAIN_SOCKETS, "true").config(
+        if on_this_machine:
+            # Python workers (and a transformWithState worker's state server) talk over Unix
+            # domain sockets, not loopback TCP: Spark's loopback server socket takes a backlog
+            # of 1 on an ephemeral port, and another local client still reconnecting to that
+            # port (a shut-down Jupyter kernel's ZMQ peer, for one) can fill it, so the worker
+            # fails ("Python worker failed to connect back"). A cluster's executors keep
+            # Spark's default: this folder is not on their machines.
+            builder = builder.config("spark.python.unix.domain.socket.enabled", "true").config(
                 "spark.python.unix.domain.socket.dir", _socket_dir()
             )
     settings = {
