@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from skewlab.aggregates.stats_state import StatsSerializer
 from skewlab.operators.reduce import KeyedReduce
+from skewlab.state.lru_cache import DEFAULT_MAX_ENTRIES
 from skewlab.state.state_backend import StateBackend
 from skewlab.strategies.keyed import run_single_stage
 from skewlab.strategies.parameters import StrategyParameters
@@ -29,7 +30,7 @@ class Cached(StrategyParameters):
 
     name: ClassVar[str] = "cached"
 
-    cache_entries: int = 1000
+    cache_entries: int = DEFAULT_MAX_ENTRIES
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -46,6 +46,7 @@ from skewlab.errors import SkewlabInputError
 from skewlab.inputs.wordcount import KEY_TYPES, SEQ, WORD
 from skewlab.operators.count import EMITS, SINKS, KeyedCount, SortedCount, SortGroupCount
 from skewlab.state.api import PickleSerializer
+from skewlab.state.lru_cache import DEFAULT_MAX_ENTRIES
 from skewlab.state.state_backend import StateBackend
 from skewlab.validation import check_choice, check_number, check_whole
 
@@ -85,7 +86,7 @@ class CountJob:
     """
 
     strategy: str
-    cache_entries: int = 1000
+    cache_entries: int = DEFAULT_MAX_ENTRIES
     write_batch: int = 1
     emit: str = "end"
     checkpoint_interval_ms: float | None = None
@@ -249,7 +250,7 @@ def run_count(
     parallelism: int | None = None,
     max_parallelism: int | None = None,
     key_type: str | None = None,
-    cache_entries: int = 1000,
+    cache_entries: int = DEFAULT_MAX_ENTRIES,
     write_batch: int = 1,
     emit: str = "end",
     checkpoint_interval_ms: float | None = None,

@@ -24,6 +24,7 @@ from skewlab.aggregates.hll import DEFAULT_PRECISION
 from skewlab.aggregates.stats_state import StatsSerializer
 from skewlab.engine.config import JobConfig
 from skewlab.engine.metrics import RunResult
+from skewlab.state.lru_cache import DEFAULT_MAX_ENTRIES
 from skewlab.state.state_backend import StateBackend
 from skewlab.validation import check_choice, check_whole
 
@@ -63,7 +64,7 @@ class KeyedStateParameters(StrategyParameters):
     LRU cache's size when that backend is ``cached`` (``--cache-entries``)."""
 
     backend: str = "rocksdb"
-    cache_entries: int = 1000
+    cache_entries: int = DEFAULT_MAX_ENTRIES
 
     def __post_init__(self) -> None:
         super().__post_init__()

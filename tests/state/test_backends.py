@@ -19,6 +19,7 @@ import skewlab
 from skewlab.errors import SkewlabInputError, UnsortedInputError
 from skewlab.state import (
     BACKENDS,
+    DEFAULT_MAX_ENTRIES,
     HeapKeyedStateBackend,
     KeyedStateBackend,
     LruCachedKeyedStateBackend,
@@ -589,7 +590,7 @@ def test_the_lru_wraps_any_backend_and_counts_what_reaches_it():
 def test_a_state_backend_makes_backends_for_a_key_group_range():
     backend = StateBackend("rocksdb")
     assert backend.on_disk and not StateBackend("heap").on_disk and StateBackend("cached").on_disk
-    assert StateBackend("cached").cache_entries == 10_000
+    assert StateBackend("cached").cache_entries == DEFAULT_MAX_ENTRIES == 1_000
     with backend.create_keyed_state_backend(KeyGroupRange(2, 3)) as keyed:
         keyed.put(2, "a", 1)
         keyed.put(3, "b", 2)

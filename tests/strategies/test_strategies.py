@@ -259,3 +259,22 @@ def test_every_strategy_equals_the_reference_on_a_local_cluster():
         "spark_sql",
     }
     assert all(ln[1] == "True" and ln[2] == "3000" for ln in lines), proc.stdout
+
+
+def test_every_cache_has_the_one_default_size():
+    import inspect
+
+    from skewlab.state import DEFAULT_MAX_ENTRIES, StateBackend
+    from skewlab.strategies.count import CountJob, run_count
+
+    sizes = {
+        "StateBackend('cached')": StateBackend("cached").cache_entries,
+        "Cached()": Cached().cache_entries,
+        "Naive(backend='cached')": Naive(backend="cached").cache_entries,
+        "Buffered()": Buffered().cache_entries,
+        "Salted()": Salted().cache_entries,
+        "CountJob('cached')": CountJob(strategy="cached").cache_entries,
+        "run_count": inspect.signature(run_count).parameters["cache_entries"].default,
+    }
+    assert sizes == dict.fromkeys(sizes, DEFAULT_MAX_ENTRIES)
+    assert DEFAULT_MAX_ENTRIES == 1_000  # FLIP-325's largest size, the strategies' default
