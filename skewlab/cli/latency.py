@@ -1,8 +1,8 @@
-"""``skewlab latency``: the per-key ceiling of every strategy under a storage latency profile.
+"""``skewlab latency``: the per-key ceiling of every strategy under a disk profile.
 
 Example::
 
-    $ skewlab latency --profile ebs-article
+    $ skewlab latency --disk ebs-article
     $ skewlab latency --fio read.json write.json --buffer-size 1000 --json
 """
 
@@ -12,6 +12,7 @@ import argparse
 import json
 from typing import Any
 
+from skewlab.cli._deprecated import add_deprecated_alias
 from skewlab.errors import SkewlabInputError
 from skewlab.iomodel.fio import profile_from_fio_json
 from skewlab.iomodel.model import (
@@ -22,13 +23,17 @@ from skewlab.iomodel.model import (
     DEFAULT_SEED,
     ceiling_summary,
 )
-from skewlab.iomodel.profiles import LatencyProfile, check_block_size, load_profile
+from skewlab.iomodel.profiles import DiskProfile, check_block_size, load_disk_profile
 
-DEFAULT_PROFILE = "ebs-article"
+#: The disk profile ``skewlab latency`` models unless told otherwise: seed 000's EBS volume.
+DEFAULT_DISK = "ebs-article"
+#: Deprecated alias of :data:`DEFAULT_DISK` (kept for one release).
+DEFAULT_PROFILE = DEFAULT_DISK
 
 _DESCRIPTION = """\
-Print the most records one key can absorb per second (the per-key ceiling) under a storage
-latency profile, for each strategy, and the distribution of state time per record.
+Print the most records one key can absorb per second (the per-key ceiling) under a disk
+profile (what one state read and one write cost on a disk), for each strategy, and the
+distribution of state time per record.
 
 One key's records are processed one after the other, so a key that costs t seconds of disk
 time per record cannot go faster than 1/t records per second (seed 000's EBS arithmetic).
@@ -37,19 +42,20 @@ time per record cannot go faster than 1/t records per second (seed 000's EBS ari
   cached    write-back LRU with hit ratio h: a miss reads the state and writes back the
             evicted (dirty) entry                           ceiling = 1e6 / ((1 - h)(R + W))
   sorted    sorted input, single-key state: 1 write per run of L records  = L * 1e6 / W
-R and W are the profile's mean read and write latencies in us (fio's 'lat' mean). Defaults:
+R and W are the disk profile's mean read and write latencies in us (fio's 'lat' mean). Defaults:
 B = 100, h = 0.5, L = 10 (see skewlab.iomodel.model). p50/p99 per-record state time are
 Monte Carlo estimates (fixed seed) from the profile's percentiles, else its buckets.
 
-A profile is measured at one block size; --block-size only checks it, and a different size
-is refused (latency does not scale with bytes): measure a profile at that size instead.
+A disk profile is measured at one block size; --block-size only checks it, and a different
+size is refused (latency does not scale with bytes): measure a profile at that size instead.
+(--profile is the deprecated spelling of --disk.)
 """
 
 _EPILOG = """\
 examples:
   skewlab latency                                  # the seed's EBS volume (ebs-article)
-  skewlab latency --profile local                  # this machine (after skewlab probe-disk)
-  skewlab latency --profile ebs-article --json     # one JSON object
+  skewlab latency --disk local                     # this machine (after skewlab probe-disk)
+  skewlab latency --disk ebs-article --json        # one JSON object
   skewlab latency --fio result.json                # any fio --output-format=json result
   skewlab latency --fio read.json write.json       # a read run and a write run
   skewlab latency --buffer-size 1000 --hit-ratio 0.9 --run-length 100
@@ -60,27 +66,28 @@ def register(subparsers: Any) -> None:
     """Add the ``latency`` command."""
     parser = subparsers.add_parser(
         "latency",
-        help="per-key ceiling (records/key/s) of each strategy under a disk latency profile",
+        help="per-key ceiling (records/key/s) of each strategy under a disk profile",
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
-        "--profile",
-        metavar="NAME",
-        help=f"a profile in data/latency/ or a path to a profile JSON (default {DEFAULT_PROFILE})",
+        "--disk",
+        metavar="NAME|FILE",
+        help=f"a disk profile in data/latency/ or a path to one's JSON (default {DEFAULT_DISK})",
     )
+    add_deprecated_alias(source, old="--profile", new="--disk", dest="disk", metavar="NAME")
     source.add_argument(
         "--fio",
         nargs="+",
         metavar="FILE",
-        help="fio --output-format=json result(s) to import instead of a profile",
+        help="fio --output-format=json result(s) to import instead of a disk profile",
     )
     parser.add_argument(
         "--block-size",
         metavar="B",
-        help="block size to model (8192 or 8k); must be the profile's own",
+        help="block size to model (8192 or 8k); must be the disk profile's own",
     )
     parser.add_argument(
         "--buffer-size",
@@ -127,19 +134,19 @@ def _validate(args: argparse.Namespace) -> None:
         raise SkewlabInputError(f"--samples must be at least 1, got {args.samples}")
 
 
-def _load(args: argparse.Namespace) -> LatencyProfile:
+def _load(args: argparse.Namespace) -> DiskProfile:
     if args.fio:
         return profile_from_fio_json(args.fio if len(args.fio) > 1 else args.fio[0])
-    return load_profile(args.profile or DEFAULT_PROFILE)
+    return load_disk_profile(args.disk or DEFAULT_DISK)
 
 
 def _us(value: float | None) -> str:
     return "-" if value is None else f"{value:,.1f}"
 
 
-def _table(summary: dict[str, Any], profile: LatencyProfile) -> str:
+def _table(summary: dict[str, Any], profile: DiskProfile) -> str:
     lines = [
-        f"profile {profile.name}: {profile.block_size}-byte blocks, mean read "
+        f"disk profile {profile.name}: {profile.block_size}-byte blocks, mean read "
         f"{profile.read.mean_us:,.2f} us, mean write {profile.write.mean_us:,.2f} us (fio 'lat')",
     ]
     if profile.source:

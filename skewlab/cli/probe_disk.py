@@ -1,9 +1,9 @@
-"""``skewlab probe-disk``: measure this machine's disk and save it as the ``local`` profile.
+"""``skewlab probe-disk``: measure this machine's disk and save it as the ``local`` disk profile.
 
 Example::
 
     $ skewlab probe-disk --size 64 --seconds 10
-    $ skewlab latency --profile local
+    $ skewlab latency --disk local
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from skewlab.iomodel.profiles import latency_dir, parse_size, save_profile
 
 _DESCRIPTION = f"""\
 Measure random reads and writes (8 KiB by default) on a temporary file, one request at a time,
-the way seed 000 measured EBS with fio, and save the result as a latency profile.
+the way seed 000 measured EBS with fio, and save the result as a disk profile.
 
 Uses O_DIRECT where the filesystem allows it (so the page cache does not answer for the disk);
 elsewhere it falls back to buffered I/O with fdatasync after each write, with a warning.
 Bounded: the file is at most {MAX_SIZE_MB} MiB, the run at most {MAX_SECONDS:g} s, and the file
-is removed afterwards. The profile goes to data/latency/local.json unless --out says otherwise;
-then 'skewlab latency --profile local' shows this machine's per-key ceilings.
+is removed afterwards. The disk profile goes to data/latency/local.json unless --out says
+otherwise; then 'skewlab latency --disk local' shows this machine's per-key ceilings.
 """
 
 _EPILOG = """\
@@ -32,7 +32,7 @@ examples:
   skewlab probe-disk                               # 64 MiB, 10 s, in the temp directory
   skewlab probe-disk --size 16 --seconds 3         # quicker
   skewlab probe-disk --dir /mnt/data --out /tmp/data-disk.json
-  skewlab latency --profile local                  # the ceilings on this machine
+  skewlab latency --disk local                     # the ceilings on this machine
 """
 
 
@@ -40,7 +40,7 @@ def register(subparsers: Any) -> None:
     """Add the ``probe-disk`` command."""
     parser = subparsers.add_parser(
         "probe-disk",
-        help="measure this disk's random read/write latency into a latency profile",
+        help="measure this disk's random read/write latency into a disk profile",
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -66,9 +66,11 @@ def register(subparsers: Any) -> None:
         type=Path,
         default=None,
         metavar="PATH",
-        help="where to write the profile (default data/latency/local.json)",
+        help="where to write the disk profile (default data/latency/local.json)",
     )
-    parser.add_argument("--name", default=None, help="profile name (default: --out's file stem)")
+    parser.add_argument(
+        "--name", default=None, help="disk profile name (default: --out's file stem)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
@@ -96,5 +98,5 @@ def run(args: argparse.Namespace) -> int:
             f"p99 {dist.quantile_us(99):,.1f} us  max {dist.max_us:,.1f} us  "
             f"({dist.samples:,} I/Os, {dist.iops:,.0f}/s)"
         )
-    print(f"wrote {path} (profile {profile.name!r})")
+    print(f"wrote {path} (disk profile {profile.name!r})")
     return 0

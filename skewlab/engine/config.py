@@ -3,7 +3,7 @@
 A strategy's own settings (a buffer's ``max_count``, a cache's size, the salt buckets) live in
 its parameters (:mod:`skewlab.strategies`) and reach its operators as constructor arguments;
 :class:`JobConfig` is what the engine itself needs -- how many subtasks and key groups, how fast
-the source replays, whether to check per-key order, and which latency profile prices the run's
+the source replays, whether to check per-key order, and which disk profile prices the run's
 disk accesses.
 
 Example::
@@ -15,15 +15,22 @@ Example::
     Traceback (most recent call last):
     ...
     skewlab.errors.SkewlabInputError: source_rate (--source-rate) must be a number > 0 records/s, got 0
+    >>> JobConfig(disk_profile=None).disk_profile is None
+    True
+
+``latency_profile=`` (the keyword before ``disk_profile=``) still works for one release, with a
+``DeprecationWarning``; ``JobConfig.latency_profile`` still reads ``disk_profile``.
 """  # noqa: E501
 
 from __future__ import annotations
 
+import functools
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
 from skewlab.engine.recovery import Recovery
-from skewlab.iomodel.profiles import load_profile
+from skewlab.iomodel.profiles import load_disk_profile
 from skewlab.state.key_groups import (
     UPPER_BOUND_MAX_PARALLELISM,
     KeyGroupRange,
@@ -33,10 +40,12 @@ from skewlab.state.key_groups import (
 )
 from skewlab.validation import check_number, check_whole
 
-__all__ = ["DEFAULT_LATENCY_PROFILE", "JobConfig"]
+__all__ = ["DEFAULT_DISK_PROFILE", "DEFAULT_LATENCY_PROFILE", "JobConfig"]
 
-#: The profile a run's disk accesses are priced under unless told otherwise: seed 000's EBS.
-DEFAULT_LATENCY_PROFILE = "ebs-article"
+#: The disk profile a run's disk accesses are priced under unless told otherwise: seed 000's EBS.
+DEFAULT_DISK_PROFILE = "ebs-article"
+#: Deprecated alias of :data:`DEFAULT_DISK_PROFILE` (kept for one release).
+DEFAULT_LATENCY_PROFILE = DEFAULT_DISK_PROFILE
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,10 +57,10 @@ class JobConfig:
         max_parallelism: number of key groups (default: Flink's rule for ``parallelism``).
         source_rate: replay the source at this many records/s (default: as fast as possible).
         check_order: count per-key order violations at the final operator.
-        track_keys: count state accesses per key (implied by ``latency_profile`` for state on
+        track_keys: count state accesses per key (implied by ``disk_profile`` for state on
             disk, which is what the latency model prices).
-        latency_profile: disk latency profile (:mod:`skewlab.iomodel.profiles`) under which
-            the run's disk accesses become a modelled I/O time; ``None`` for none.
+        disk_profile: the disk profile (:mod:`skewlab.iomodel.profiles`) under which the run's
+            disk accesses become a modelled I/O time; ``None`` for none.
         trace_memory: trace each subtask's Python allocations for their peak
             (:mod:`skewlab.engine.memory`); slows allocation-heavy work, so only for runs that
             measure memory.
@@ -64,7 +73,7 @@ class JobConfig:
     source_rate: float | None = None
     check_order: bool = False
     track_keys: bool = False
-    latency_profile: str | None = DEFAULT_LATENCY_PROFILE
+    disk_profile: str | None = DEFAULT_DISK_PROFILE
     trace_memory: bool = False
     recovery: Recovery | None = None
 
@@ -82,8 +91,13 @@ class JobConfig:
             check_number(
                 "source_rate (--source-rate)", self.source_rate, above=0, unit=" records/s"
             )
-        if self.latency_profile is not None:
-            load_profile(self.latency_profile)  # unknown names fail here, listing the known ones
+        if self.disk_profile is not None:
+            load_disk_profile(self.disk_profile)  # unknown names fail here, listing the known ones
+
+    @property
+    def latency_profile(self) -> str | None:
+        """Deprecated name of :attr:`disk_profile` (read-only, kept for one release)."""
+        return self.disk_profile
 
     def resolved(self, default_parallelism: int) -> JobConfig:
         """This config with parallelism and max parallelism filled in.
@@ -126,3 +140,27 @@ class JobConfig:
             "max_parallelism": self.max_parallelism,
         }
         return common | ({"source_rate": self.source_rate} if self.source_rate else {})
+
+
+def _accept_latency_profile(init):
+    """``JobConfig(latency_profile=...)``: the keyword before ``disk_profile``, still accepted
+    for one release with a ``DeprecationWarning``."""
+
+    @functools.wraps(init)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if "latency_profile" in kwargs:
+            if "disk_profile" in kwargs:
+                raise TypeError("give disk_profile only (latency_profile is its old name)")
+            warnings.warn(
+                "JobConfig(latency_profile=...) is deprecated, use disk_profile= "
+                "(it will be removed in the next release)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            kwargs["disk_profile"] = kwargs.pop("latency_profile")
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+JobConfig.__init__ = _accept_latency_profile(JobConfig.__init__)  # type: ignore[method-assign]

@@ -2,7 +2,7 @@
 accesses would cost there.
 
 ================  ===============================================================
-``profiles``      latency profiles (read and write distributions at one block size)
+``profiles``      disk profiles (read and write latency distributions at one block size)
 ``fio``           import of any ``fio --output-format=json`` result as a profile
 ``disk_probe``    this machine's disk, measured the way the seed measured EBS
 ``model``         per-key ceilings of each strategy, and the modelled I/O time of a run
@@ -11,8 +11,8 @@ accesses would cost there.
 
 Example::
 
-    >>> from skewlab.iomodel import load_profile, naive_pattern, per_key_ceiling
-    >>> round(per_key_ceiling(load_profile("ebs-article"), naive_pattern()), 1)
+    >>> from skewlab.iomodel import load_disk_profile, naive_pattern, per_key_ceiling
+    >>> round(per_key_ceiling(load_disk_profile("ebs-article"), naive_pattern()), 1)
     72.1
 """
 
@@ -24,11 +24,21 @@ from skewlab.iomodel.model import (
     per_key_ceiling,
     strategy_ceilings,
 )
-from skewlab.iomodel.profiles import LatencyProfile, list_profiles, load_profile
+from skewlab.iomodel.profiles import (
+    DiskProfile,
+    LatencyProfile,
+    list_disk_profiles,
+    list_profiles,
+    load_disk_profile,
+    load_profile,
+)
 
 __all__ = [
+    "DiskProfile",
     "LatencyProfile",
+    "list_disk_profiles",
     "list_profiles",
+    "load_disk_profile",
     "load_profile",
     "modelled_io_seconds",
     "naive_pattern",

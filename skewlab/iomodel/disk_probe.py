@@ -9,7 +9,7 @@ page cache does not answer for the disk, as ``fio --direct=1`` does. Where the f
 with ``fdatasync`` after every write and ``posix_fadvise(DONTNEED)`` before every read, and says
 so with a warning: reads may then still come from a cache. The file is removed in every case.
 
-The result is a :class:`~skewlab.iomodel.profiles.LatencyProfile` in the same shape as an
+The result is a :class:`~skewlab.iomodel.profiles.DiskProfile` in the same shape as an
 imported fio run: means, IOPS (I/Os of that kind per second of wall time, fio's convention for
 a mixed job), min/max/stdev, fio's default percentiles and fio's latency buckets.
 
@@ -38,15 +38,22 @@ from tqdm.auto import tqdm
 from skewlab.errors import SkewlabInputError
 from skewlab.iomodel.profiles import (
     FIO_PERCENTILES,
+    DiskProfile,
     LatencyDistribution,
-    LatencyProfile,
     buckets_from_samples,
     latency_dir,
-    load_profile,
+    load_disk_profile,
 )
 from skewlab.validation import check_number, check_whole
 
-__all__ = ["MAX_OPS", "MAX_SECONDS", "MAX_SIZE_MB", "local_profile", "probe_disk"]
+__all__ = [
+    "MAX_OPS",
+    "MAX_SECONDS",
+    "MAX_SIZE_MB",
+    "local_disk_profile",
+    "local_profile",
+    "probe_disk",
+]
 
 #: Largest test file, in MiB.
 MAX_SIZE_MB = 4096
@@ -122,7 +129,7 @@ def probe_disk(
     *,
     name: str = "local",
     seed: int = 0,
-) -> LatencyProfile:
+) -> DiskProfile:
     """Measure random ``block_size`` reads and writes on a temporary file in ``directory``.
 
     ``directory`` defaults to the system's temporary directory (where Spark's local dirs, and so
@@ -171,7 +178,7 @@ def probe_disk(
     )
     read = _distribution(np.asarray(reads) / 1000.0, wall, f"{how}; {len(reads)} reads")
     write = _distribution(np.asarray(writes) / 1000.0, wall, f"{how}; {len(writes)} writes")
-    return LatencyProfile(name=name, block_size=block_size, read=read, write=write, source=how)
+    return DiskProfile(name=name, block_size=block_size, read=read, write=write, source=how)
 
 
 def _open_for_probe(path: Path, where: Path, probe: mmap.mmap) -> tuple[int, bool]:
@@ -247,16 +254,22 @@ def _measure(fd, direct, blocks, block_size, seconds, rng, buffers, tick):
     return reads, writes, time.perf_counter() - start
 
 
-def local_profile(size_mb: float = 16, seconds: float = 3, progress: bool = True) -> LatencyProfile:
-    """This machine's profile: ``data/latency/local.json`` if ``skewlab probe-disk`` wrote one,
-    else a quick :func:`probe_disk` of ``size_mb`` MiB for ``seconds`` (not saved).
+def local_disk_profile(
+    size_mb: float = 16, seconds: float = 3, progress: bool = True
+) -> DiskProfile:
+    """This machine's disk profile: ``data/latency/local.json`` if ``skewlab probe-disk`` wrote
+    one, else a quick :func:`probe_disk` of ``size_mb`` MiB for ``seconds`` (not saved).
 
     Example::
 
-        >>> local_profile(size_mb=2, seconds=0.2, progress=False).read.mean_us > 0
+        >>> local_disk_profile(size_mb=2, seconds=0.2, progress=False).read.mean_us > 0
         True
     """
     path = latency_dir() / "local.json"
     if path.is_file():
-        return load_profile(path)
+        return load_disk_profile(path)
     return probe_disk(size_mb=size_mb, seconds=seconds, progress=progress, name="local-now")
+
+
+#: Deprecated alias of :func:`local_disk_profile` (kept for one release).
+local_profile = local_disk_profile

@@ -1,7 +1,7 @@
-"""Import ``fio --output-format=json`` results as latency profiles.
+"""Import ``fio --output-format=json`` results as disk profiles.
 
 Any fio run of random reads and writes at one block size becomes a
-:class:`~skewlab.iomodel.profiles.LatencyProfile`: the mean latency per direction (fio's
+:class:`~skewlab.iomodel.profiles.DiskProfile`: the mean latency per direction (fio's
 ``lat``), IOPS, min / max, the latency histogram in fio's buckets where a job did only that
 direction, and fio's percentile table where there is a single job. A missing or malformed field
 is a one-line :class:`~skewlab.errors.SkewlabInputError` that names it.
@@ -23,8 +23,8 @@ from typing import Any
 
 from skewlab.errors import SkewlabInputError
 from skewlab.iomodel.profiles import (
+    DiskProfile,
     LatencyDistribution,
-    LatencyProfile,
     buckets_from_fio_maps,
     parse_size,
     read_json,
@@ -228,7 +228,7 @@ def _fio_direction(results: Sequence[tuple[str, Mapping[str, Any]]], direction: 
 def profile_from_fio_json(
     path_or_dict: str | Path | Mapping[str, Any] | Sequence[str | Path | Mapping[str, Any]],
     name: str | None = None,
-) -> LatencyProfile:
+) -> DiskProfile:
     """Import ``fio --output-format=json`` output (one result, or several, e.g. a read run and a
     write run) as a profile.
 
@@ -277,7 +277,7 @@ def profile_from_fio_json(
         )
     versions = sorted({str(r.get("fio version", "fio")) for _, r in results})
     source = f"{', '.join(versions)} --output-format=json: {', '.join(stems)}"
-    return LatencyProfile(
+    return DiskProfile(
         name=name or "-".join(dict.fromkeys(stems)),
         block_size=read_bs,
         read=read,

@@ -1,9 +1,10 @@
-"""Storage latency profiles: what one state read and one state write cost on a disk.
+"""Disk profiles: what one state read and one state write cost on a disk.
 
-A :class:`LatencyProfile` is a read and a write :class:`LatencyDistribution` measured at one block
-size. A distribution keeps what fio prints: the mean, the IOPS, the latency histogram in fio's
-fixed buckets (``lat (usec): 250=0.02%, 500=0.73%, ...``), fio's percentiles where known, and a
-sentence that says where the numbers come from.
+A :class:`DiskProfile` is a read and a write :class:`LatencyDistribution` measured at one block
+size ("disk profile" is what a state access costs; a *size* -- tiny / quick / full -- is how big a
+run is: :mod:`skewlab.experiments`). A distribution keeps what fio prints: the mean, the IOPS,
+the latency histogram in fio's fixed buckets (``lat (usec): 250=0.02%, 500=0.73%, ...``), fio's
+percentiles where known, and a sentence that says where the numbers come from.
 
 Which mean the model uses
     fio prints two means per direction: ``clat`` (completion latency: from the moment the kernel
@@ -21,16 +22,19 @@ Buckets
     "msec": {..., ">=2000": 0.01}}``) so a transcription can be checked against fio's output line
     by line.
 
-Shipped profiles live in ``data/latency/<name>.json`` (``ebs-article``: the seed's two fio runs;
-``local``: written by ``skewlab probe-disk``). Any ``fio --output-format=json`` result can be
+Shipped disk profiles live in ``data/latency/<name>.json`` (``ebs-article``: the seed's two fio
+runs; ``local``: written by ``skewlab probe-disk``). Any ``fio --output-format=json`` result can be
 imported with :func:`skewlab.iomodel.fio.profile_from_fio_json`.
 
 Example::
 
-    >>> from skewlab.iomodel.profiles import load_profile
-    >>> profile = load_profile("ebs-article")
+    >>> from skewlab.iomodel.profiles import load_disk_profile
+    >>> profile = load_disk_profile("ebs-article")
     >>> profile.block_size, profile.read.mean_us, profile.write.mean_us
     (8192, 6161.17, 7707.56)
+
+The names before "disk profile" was the word (``LatencyProfile``, ``load_profile``,
+``list_profiles``) still work for one release, as aliases of the new ones.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ __all__ = [
     "FIO_BUCKET_UPPER_US",
     "FIO_PERCENTILES",
     "MEAN_KIND",
+    "DiskProfile",
     "LatencyDistribution",
     "LatencyProfile",
     "bucket_label",
@@ -59,7 +64,9 @@ __all__ = [
     "buckets_from_samples",
     "check_block_size",
     "latency_dir",
+    "list_disk_profiles",
     "list_profiles",
+    "load_disk_profile",
     "load_profile",
     "parse_size",
     "read_json",
@@ -416,14 +423,14 @@ class LatencyDistribution:
 
 
 @dataclass(frozen=True)
-class LatencyProfile:
-    """A disk's read and write latency at one block size (bytes).
+class DiskProfile:
+    """A disk's read and write latency at one block size (bytes): a disk profile.
 
     Example::
 
         >>> read, write = LatencyDistribution(1000.0), LatencyDistribution(3000.0)
-        >>> p = LatencyProfile("toy", 8192, read, write)
-        >>> LatencyProfile.from_dict(p.to_dict()) == p
+        >>> p = DiskProfile("toy", 8192, read, write)
+        >>> DiskProfile.from_dict(p.to_dict()) == p
         True
     """
 
@@ -454,7 +461,7 @@ class LatencyProfile:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "profile") -> LatencyProfile:
+    def from_dict(cls, data: Mapping[str, Any], where: str = "profile") -> DiskProfile:
         """Inverse of :meth:`to_dict`; a missing or bad field raises :class:`SkewlabInputError`."""
         if not isinstance(data, Mapping):
             raise SkewlabInputError(f"{where} must be a JSON object")
@@ -475,7 +482,7 @@ class LatencyProfile:
 
 
 def latency_dir() -> Path:
-    """``<root>/data/latency``: where shipped and measured profiles live.
+    """``<root>/data/latency``: where shipped and measured disk profiles live.
 
     Example::
 
@@ -485,12 +492,12 @@ def latency_dir() -> Path:
     return data_dir() / "latency"
 
 
-def list_profiles() -> list[str]:
-    """Names of the profiles in :func:`latency_dir`, sorted.
+def list_disk_profiles() -> list[str]:
+    """Names of the disk profiles in :func:`latency_dir`, sorted.
 
     Example::
 
-        >>> "ebs-article" in list_profiles()
+        >>> "ebs-article" in list_disk_profiles()
         True
     """
     directory = latency_dir()
@@ -514,15 +521,19 @@ def read_json(path: Path, what: str) -> Any:
         raise SkewlabInputError(f"{what} file {path} is not valid JSON: {exc}") from None
 
 
-def load_profile(name_or_path: str | Path) -> LatencyProfile:
-    """A profile by shipped name (``data/latency/<name>.json``) or by path to a JSON file.
+def load_disk_profile(name_or_path: str | Path) -> DiskProfile:
+    """A disk profile by shipped name (``data/latency/<name>.json``) or by path to a JSON file.
 
     An unknown name raises :class:`SkewlabInputError` listing the known ones.
 
     Example::
 
-        >>> load_profile("ebs-article").write.iops
+        >>> load_disk_profile("ebs-article").write.iops
         1037.0
+        >>> load_disk_profile("floppy")
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: unknown disk profile 'floppy'; known: ebs-article...
     """
     text = str(name_or_path)
     looks_like_path = isinstance(name_or_path, Path) or text.endswith(".json") or "/" in text
@@ -531,21 +542,21 @@ def load_profile(name_or_path: str | Path) -> LatencyProfile:
     else:
         path = latency_dir() / f"{text}.json"
         if not path.is_file():
-            known = ", ".join(list_profiles()) or "none"
+            known = ", ".join(list_disk_profiles()) or "none"
             hint = " (make 'local' with: skewlab probe-disk)" if text == "local" else ""
-            raise SkewlabInputError(f"unknown latency profile {text!r}; known: {known}{hint}")
-    return LatencyProfile.from_dict(read_json(path, "latency profile"), where=path.name)
+            raise SkewlabInputError(f"unknown disk profile {text!r}; known: {known}{hint}")
+    return DiskProfile.from_dict(read_json(path, "disk profile"), where=path.name)
 
 
-def save_profile(profile: LatencyProfile, path: str | Path) -> Path:
-    """Write ``profile`` as JSON to ``path`` (parents created); returns the path.
+def save_profile(profile: DiskProfile, path: str | Path) -> Path:
+    """Write the disk profile ``profile`` as JSON to ``path`` (parents created); returns the path.
 
     Example::
 
         >>> import tempfile, pathlib
-        >>> p = load_profile("ebs-article")
+        >>> p = load_disk_profile("ebs-article")
         >>> out = save_profile(p, pathlib.Path(tempfile.mkdtemp()) / "copy.json")
-        >>> load_profile(out) == p
+        >>> load_disk_profile(out) == p
         True
     """
     path = Path(path).expanduser()
@@ -554,7 +565,7 @@ def save_profile(profile: LatencyProfile, path: str | Path) -> Path:
     return path
 
 
-def check_block_size(profile: LatencyProfile, block_size: int | str | None) -> int:
+def check_block_size(profile: DiskProfile, block_size: int | str | None) -> int:
     """The block size to model with: the profile's own; any other is refused.
 
     A profile is a measurement at one block size, and small random I/O is bound by latency, not by
@@ -564,7 +575,7 @@ def check_block_size(profile: LatencyProfile, block_size: int | str | None) -> i
 
     Example::
 
-        >>> check_block_size(load_profile("ebs-article"), "8k")
+        >>> check_block_size(load_disk_profile("ebs-article"), "8k")
         8192
     """
     if block_size is None:
@@ -572,8 +583,17 @@ def check_block_size(profile: LatencyProfile, block_size: int | str | None) -> i
     size = parse_size(block_size)
     if size != profile.block_size:
         raise SkewlabInputError(
-            f"profile {profile.name!r} was measured at {profile.block_size}-byte blocks, not "
+            f"disk profile {profile.name!r} was measured at {profile.block_size}-byte blocks, not "
             f"{size}; latency does not scale with bytes, so measure a profile at {size} bytes "
             f"(skewlab probe-disk --block-size {size}, or fio --bs={size})"
         )
     return size
+
+
+# The names before "disk profile" was the word: deprecated, kept for one release.
+#: Deprecated alias of :class:`DiskProfile`.
+LatencyProfile = DiskProfile
+#: Deprecated alias of :func:`load_disk_profile`.
+load_profile = load_disk_profile
+#: Deprecated alias of :func:`list_disk_profiles`.
+list_profiles = list_disk_profiles

@@ -3,7 +3,7 @@
 A restore is a list of read requests, each of some bytes (:class:`skewlab.state.restore.RestoreIO`
 keeps them). A :class:`StorageReadModel` prices one request, two ways:
 
-* **a disk, from a latency profile** (seed 000's EBS fio runs, this machine's probe): the profile
+* **a disk, from a disk profile** (seed 000's EBS fio runs, this machine's probe): the profile
   measured random reads of one block at queue depth 1, so a request of ``b`` bytes is modelled as
   ``ceil(b / block_size)`` block reads one after the other, each at the profile's mean read
   latency. Sequential reads on a real volume are faster than random ones, so for long reads this
@@ -26,8 +26,8 @@ Example::
     1.1
     >>> round(s3.seconds([100] * 10), 3)               # ten tiny reads: ten latencies
     1.0
-    >>> from skewlab.iomodel.profiles import load_profile
-    >>> ebs = StorageReadModel.from_profile(load_profile("ebs-article"))
+    >>> from skewlab.iomodel.profiles import load_disk_profile
+    >>> ebs = StorageReadModel.from_profile(load_disk_profile("ebs-article"))
     >>> round(ebs.seconds([8192, 8193]), 5)            # one block, then two blocks
     0.01848
 """
@@ -38,7 +38,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from skewlab.iomodel.profiles import LatencyProfile
+from skewlab.iomodel.profiles import DiskProfile
 from skewlab.validation import check_number
 
 __all__ = [
@@ -83,8 +83,8 @@ class StorageReadModel:
             raise ValueError("give a block size (a disk profile) or a bandwidth (a store)")
 
     @classmethod
-    def from_profile(cls, profile: LatencyProfile) -> StorageReadModel:
-        """A disk's model from its latency profile: block reads at the mean read latency."""
+    def from_profile(cls, profile: DiskProfile) -> StorageReadModel:
+        """A disk's model from its disk profile: block reads at the mean read latency."""
         return cls(
             profile.name,
             profile.read.mean_us,

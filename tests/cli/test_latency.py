@@ -10,7 +10,7 @@ import pytest
 
 from skewlab.cli import main
 from skewlab.iomodel.model import naive_pattern, per_key_ceiling
-from skewlab.iomodel.profiles import load_profile
+from skewlab.iomodel.profiles import list_disk_profiles, load_disk_profile
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "fio-randrw-8k.json"
 
@@ -20,7 +20,7 @@ def fixture_json() -> dict:
 
 
 def test_cli_latency_json(capsys):
-    assert main(["latency", "--profile", "ebs-article", "--json", "--samples", "5000"]) == 0
+    assert main(["latency", "--disk", "ebs-article", "--json", "--samples", "5000"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["profile"] == "ebs-article"
     assert abs(out["naive_records_per_key_per_second"] - 72.1) / 72.1 < 0.02
@@ -28,6 +28,47 @@ def test_cli_latency_json(capsys):
         assert out[f"{key}_records_per_key_per_second"] > out["naive_records_per_key_per_second"]
     assert out["naive_state_time_p50_us"] < out["naive_state_time_p99_us"]
     assert (out["buffer_size"], out["hit_ratio"], out["run_length"]) == (100, 0.5, 10)
+
+
+DEPRECATION = (
+    "skewlab latency: --profile is deprecated, use --disk (it will be removed in the next release)"
+)
+
+
+def test_cli_latency_disk_names_the_disk_profile_and_prints_no_deprecation(capsys):
+    assert main(["latency", "--disk", "ebs-article", "--samples", "100"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("disk profile ebs-article: 8192-byte blocks")
+    assert captured.err == ""
+
+
+def test_cli_latency_profile_still_works_and_prints_one_deprecation_line(capsys):
+    assert main(["latency", "--disk", "ebs-article", "--json", "--samples", "100"]) == 0
+    new = capsys.readouterr()
+    assert main(["latency", "--profile", "ebs-article", "--json", "--samples", "100"]) == 0
+    old = capsys.readouterr()
+    assert old.out == new.out and json.loads(old.out)["profile"] == "ebs-article"
+    assert old.err.splitlines() == [DEPRECATION]
+    assert main(["latency", "--profile", "nope"]) == 2  # the value is checked as --disk's is
+    assert capsys.readouterr().err.splitlines() == [
+        DEPRECATION,
+        "skewlab latency: error: unknown disk profile 'nope'; known: "
+        + ", ".join(list_disk_profiles()),
+    ]
+
+
+def test_cli_latency_help_shows_disk_not_the_deprecated_profile(capsys):
+    with pytest.raises(SystemExit):
+        main(["latency", "--help"])
+    out = capsys.readouterr().out
+    assert "--disk NAME|FILE" in out and "--profile NAME" not in out
+
+
+def test_cli_latency_refuses_profile_and_fio_together(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["latency", "--profile", "ebs-article", "--fio", str(FIXTURE)])
+    assert exit_.value.code == 2
+    assert "argument --fio: not allowed with argument --profile" in capsys.readouterr().err
 
 
 def test_cli_latency_table_and_fio(capsys):
@@ -45,7 +86,7 @@ def test_cli_latency_table_and_fio(capsys):
         (["latency", "--hit-ratio", "nan"], "--hit-ratio"),
         (["latency", "--buffer-size", "0"], "--buffer-size"),
         (["latency", "--run-length", "0"], "--run-length"),
-        (["latency", "--profile", "nope"], "known: "),
+        (["latency", "--disk", "nope"], "unknown disk profile 'nope'; known: "),
         (["latency", "--fio", "/no/such/fio.json"], "no such fio result file"),
         (["latency", "--block-size", "16k"], "8192-byte blocks"),
         (["probe-disk", "--size", "-1"], "size"),
@@ -63,7 +104,7 @@ def test_cli_probe_disk_writes_a_profile(tmp_path, capsys):
     argv = ["probe-disk", "--size", "1", "--seconds", "0.3", "--dir", str(tmp_path)]
     assert main([*argv, "--out", str(out), "--no-progress"]) == 0
     assert "wrote" in capsys.readouterr().out
-    p = load_profile(out)
+    p = load_disk_profile(out)
     assert p.name == "disk" and p.read.mean_us > 0
     assert sorted(path.name for path in tmp_path.iterdir()) == ["disk.json"]
     assert np.isfinite(per_key_ceiling(p, naive_pattern()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skewlab.engine.config import JobConfig
+from skewlab.engine.config import DEFAULT_DISK_PROFILE, DEFAULT_LATENCY_PROFILE, JobConfig
 from skewlab.errors import SkewlabInputError
 from skewlab.state.key_groups import KeyGroupRange
 
@@ -38,10 +38,31 @@ def test_parameters_record_the_source_rate_only_when_paced():
         ({"parallelism": 8, "max_parallelism": 4}, "must not exceed max_parallelism (4)"),
         ({"source_rate": -1}, "source_rate (--source-rate) must be a number > 0 records/s"),
         ({"source_rate": float("inf")}, "source_rate"),
-        ({"latency_profile": "floppy"}, "unknown latency profile 'floppy'; known: ebs-article"),
+        ({"disk_profile": "floppy"}, "unknown disk profile 'floppy'; known: ebs-article"),
     ],
 )
 def test_bad_settings_are_one_line_errors(kwargs, message):
     with pytest.raises(SkewlabInputError) as info:
         JobConfig(**kwargs)
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_disk_profile_defaults_to_the_seeds_ebs_volume():
+    assert JobConfig().disk_profile == DEFAULT_DISK_PROFILE == "ebs-article"
+    assert JobConfig(disk_profile=None).disk_profile is None
+
+
+def test_the_old_latency_profile_keyword_still_works_with_a_deprecation_warning():
+    with pytest.warns(
+        DeprecationWarning, match=r"latency_profile=\.\.\.\) is deprecated, use disk_prof"
+    ):
+        job = JobConfig(parallelism=2, latency_profile=None)
+    assert job == JobConfig(parallelism=2, disk_profile=None)
+    assert job.latency_profile is None and JobConfig().latency_profile == "ebs-article"
+    assert DEFAULT_LATENCY_PROFILE == DEFAULT_DISK_PROFILE
+    with pytest.warns(DeprecationWarning), pytest.raises(SkewlabInputError, match="'floppy'"):
+        JobConfig(latency_profile="floppy")
+    with pytest.raises(TypeError, match="disk_profile only"):
+        JobConfig(latency_profile=None, disk_profile=None)
+    with pytest.raises(AttributeError):
+        job.latency_profile = "ebs-article"  # read-only, like every field of a frozen config

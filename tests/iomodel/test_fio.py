@@ -1,4 +1,4 @@
-"""Importing fio --output-format=json results as latency profiles."""
+"""Importing fio --output-format=json results as disk profiles."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Latency profiles: the seed's EBS profile transcribed, profiles on disk, fio's buckets."""
+"""Disk profiles: the seed's EBS profile transcribed, profiles on disk, fio's buckets."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import pytest
 
 from skewlab.errors import SkewlabInputError
 from skewlab.iomodel.profiles import (
+    DiskProfile,
     LatencyDistribution,
-    LatencyProfile,
     buckets_from_samples,
     check_block_size,
-    list_profiles,
-    load_profile,
+    list_disk_profiles,
+    load_disk_profile,
     parse_size,
     save_profile,
 )
@@ -23,14 +23,14 @@ SEED_READ_CLAT, SEED_WRITE_CLAT = 6160.87, 7706.99
 SEED_READ_LAT, SEED_WRITE_LAT = 6161.17, 7707.56
 
 
-def toy(read_us: float = 1000.0, write_us: float = 3000.0, **kwargs) -> LatencyProfile:
-    return LatencyProfile(
+def toy(read_us: float = 1000.0, write_us: float = 3000.0, **kwargs) -> DiskProfile:
+    return DiskProfile(
         "toy", 8192, LatencyDistribution(read_us, **kwargs), LatencyDistribution(write_us, **kwargs)
     )
 
 
 def test_ebs_article_is_the_seed_transcribed():
-    p = load_profile("ebs-article")
+    p = load_disk_profile("ebs-article")
     assert p.block_size == 8 * 1024
     assert (p.read.mean_us, p.read.clat_mean_us, p.read.iops) == (6161.17, 6160.87, 1297)
     assert (p.write.mean_us, p.write.clat_mean_us, p.write.iops) == (7707.56, 7706.99, 1037)
@@ -48,16 +48,16 @@ def test_ebs_article_is_the_seed_transcribed():
 
 
 def test_profile_round_trip_and_lookup(tmp_path):
-    p = load_profile("ebs-article")
+    p = load_disk_profile("ebs-article")
     out = save_profile(p, tmp_path / "copy.json")
-    assert load_profile(out) == p
-    assert load_profile(str(out)) == p
-    assert "ebs-article" in list_profiles()
+    assert load_disk_profile(out) == p
+    assert load_disk_profile(str(out)) == p
+    assert "ebs-article" in list_disk_profiles()
     with pytest.raises(SkewlabInputError, match="known: .*ebs-article"):
-        load_profile("no-such-profile")
+        load_disk_profile("no-such-profile")
     (tmp_path / "bad.json").write_text('{"name": "x", "block_size": 8192, "read": {}}')
     with pytest.raises(SkewlabInputError, match="has no write"):
-        load_profile(tmp_path / "bad.json")
+        load_disk_profile(tmp_path / "bad.json")
 
 
 def test_fio_buckets_are_lower_inclusive():
@@ -71,10 +71,26 @@ def test_fio_buckets_are_lower_inclusive():
 
 
 def test_block_size_is_checked_not_scaled():
-    p = load_profile("ebs-article")
+    p = load_disk_profile("ebs-article")
     assert parse_size("8k") == 8192 and check_block_size(p, "8k") == 8192
     assert check_block_size(p, None) == 8192
     with pytest.raises(SkewlabInputError, match="measured at 8192-byte blocks"):
         check_block_size(p, 16384)
     with pytest.raises(SkewlabInputError):
         parse_size("eight")
+
+
+def test_the_names_before_disk_profile_still_work():
+    import skewlab.iomodel as iomodel
+    from skewlab.iomodel import disk_probe, profiles
+
+    assert profiles.LatencyProfile is DiskProfile and iomodel.LatencyProfile is DiskProfile
+    assert profiles.load_profile("ebs-article") == load_disk_profile("ebs-article")
+    assert profiles.list_profiles() == list_disk_profiles()
+    assert disk_probe.local_profile is disk_probe.local_disk_profile
+    assert {"DiskProfile", "load_disk_profile", "list_disk_profiles"} <= set(iomodel.__all__)
+
+
+def test_an_unknown_disk_profile_is_named_as_one():
+    with pytest.raises(SkewlabInputError, match="^unknown disk profile 'floppy'; known: "):
+        load_disk_profile("floppy")

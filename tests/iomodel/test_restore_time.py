@@ -1,4 +1,4 @@
-"""The modelled restore time: a disk from its latency profile, an object store from its
+"""The modelled restore time: a disk from its disk profile, an object store from its
 request latency and bandwidth; a job's time is its slowest subtask's."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skewlab.errors import SkewlabInputError
-from skewlab.iomodel.profiles import load_profile
+from skewlab.iomodel.profiles import load_disk_profile
 from skewlab.iomodel.restore_time import (
     OBJECT_STORE_BANDWIDTH_MB_S,
     OBJECT_STORE_LATENCY_MS,
@@ -19,7 +19,7 @@ from skewlab.iomodel.restore_time import (
     object_store_model,
 )
 
-EBS = load_profile("ebs-article")
+EBS = load_disk_profile("ebs-article")
 
 
 @given(st.lists(st.integers(0, 10**7), max_size=20))
