@@ -42,8 +42,8 @@ simpler to get right and to check.
 
 Example::
 
-    >>> from skewlab.iomodel.profiles import load_profile
-    >>> round(per_key_ceiling(load_profile("ebs-article"), naive_pattern()), 1)
+    >>> from skewlab.iomodel.profiles import load_disk_profile
+    >>> round(per_key_ceiling(load_disk_profile("ebs-article"), naive_pattern()), 1)
     72.1
 """
 
@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from skewlab.errors import SkewlabInputError
-from skewlab.iomodel.profiles import MEAN_KIND, LatencyProfile
+from skewlab.iomodel.profiles import MEAN_KIND, DiskProfile
 from skewlab.validation import check_number, check_whole
 
 __all__ = [
@@ -96,9 +96,6 @@ DEFAULT_RUN_LENGTH = 10
 DEFAULT_SAMPLES = 200_000
 #: numpy seed of the Monte Carlo sampling.
 DEFAULT_SEED = 20_000_000
-
-#: The strategies whose disk accesses the model knows, in display order.
-MODELLED_STRATEGIES = ("naive", "buffered", "cached", "sorted")
 
 
 @dataclass(frozen=True)
@@ -199,19 +196,26 @@ def strategy_patterns(
     hit_ratio: float = DEFAULT_HIT_RATIO,
     run_length: int = DEFAULT_RUN_LENGTH,
 ) -> dict[str, AccessPattern]:
-    """The four strategies' access patterns, keyed by name, in :data:`MODELLED_STRATEGIES` order.
+    """The model's access patterns, keyed by name, in display order (:data:`MODELLED_STRATEGIES`).
+
+    A strategy names the pattern that models it (``modelled_as``, :mod:`skewlab.strategies`).
 
     Example::
 
         >>> list(strategy_patterns())
         ['naive', 'buffered', 'cached', 'sorted']
     """
-    return {
-        "naive": naive_pattern(),
-        "buffered": buffered_pattern(buffer_size),
-        "cached": cached_pattern(hit_ratio),
-        "sorted": sorted_pattern(run_length),
-    }
+    patterns = (
+        naive_pattern(),
+        buffered_pattern(buffer_size),
+        cached_pattern(hit_ratio),
+        sorted_pattern(run_length),
+    )
+    return {pattern.strategy: pattern for pattern in patterns}
+
+
+#: The access patterns the model knows (the strategies modelled as one), in display order.
+MODELLED_STRATEGIES = tuple(strategy_patterns())
 
 
 def state_time_us(read_us: float, write_us: float, pattern: AccessPattern) -> float:
@@ -239,13 +243,13 @@ def per_key_ceiling_from_means(read_us: float, write_us: float, pattern: AccessP
     return math.inf if per_record == 0 else 1e6 / per_record
 
 
-def per_key_ceiling(profile: LatencyProfile, pattern: AccessPattern) -> float:
+def per_key_ceiling(profile: DiskProfile, pattern: AccessPattern) -> float:
     """:func:`per_key_ceiling_from_means` with the profile's mean latencies.
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> round(per_key_ceiling(load_profile("ebs-article"), buffered_pattern(100)))
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> round(per_key_ceiling(load_disk_profile("ebs-article"), buffered_pattern(100)))
         7210
     """
     return per_key_ceiling_from_means(profile.read.mean_us, profile.write.mean_us, pattern)
@@ -258,8 +262,8 @@ class StateTimeDistribution:
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> d = state_time_distribution(load_profile("ebs-article"), naive_pattern())
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> d = state_time_distribution(load_disk_profile("ebs-article"), naive_pattern())
         >>> round(d.mean_us), d.source
         (13869, 'buckets')
     """
@@ -275,7 +279,7 @@ class StateTimeDistribution:
 
 
 def state_time_distribution(
-    profile: LatencyProfile,
+    profile: DiskProfile,
     pattern: AccessPattern,
     samples: int = DEFAULT_SAMPLES,
     seed: int = DEFAULT_SEED,
@@ -284,8 +288,8 @@ def state_time_distribution(
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> d = state_time_distribution(load_profile("ebs-article"), buffered_pattern(100))
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> d = state_time_distribution(load_disk_profile("ebs-article"), buffered_pattern(100))
         >>> d.p50_us < d.mean_us < d.p99_us
         True
     """
@@ -322,8 +326,8 @@ class StrategyCeiling:
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> rows = strategy_ceilings(load_profile("ebs-article"), samples=1000)
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> rows = strategy_ceilings(load_disk_profile("ebs-article"), samples=1000)
         >>> [r.strategy for r in rows]
         ['naive', 'buffered', 'cached', 'sorted']
     """
@@ -337,7 +341,7 @@ class StrategyCeiling:
 
 
 def strategy_ceilings(
-    profile: LatencyProfile,
+    profile: DiskProfile,
     buffer_size: int = DEFAULT_BUFFER_SIZE,
     hit_ratio: float = DEFAULT_HIT_RATIO,
     run_length: int = DEFAULT_RUN_LENGTH,
@@ -348,8 +352,8 @@ def strategy_ceilings(
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> rows = strategy_ceilings(load_profile("ebs-article"), hit_ratio=0.5, samples=1000)
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> rows = strategy_ceilings(load_disk_profile("ebs-article"), hit_ratio=0.5, samples=1000)
         >>> round(rows[2].records_per_key_per_second / rows[0].records_per_key_per_second, 6)
         2.0
     """
@@ -374,7 +378,7 @@ def _finite(value: float | None) -> float | None:
 
 
 def ceiling_summary(
-    profile: LatencyProfile,
+    profile: DiskProfile,
     buffer_size: int = DEFAULT_BUFFER_SIZE,
     hit_ratio: float = DEFAULT_HIT_RATIO,
     run_length: int = DEFAULT_RUN_LENGTH,
@@ -387,8 +391,8 @@ def ceiling_summary(
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> s = ceiling_summary(load_profile("ebs-article"), samples=1000)
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> s = ceiling_summary(load_disk_profile("ebs-article"), samples=1000)
         >>> round(s["naive_records_per_key_per_second"], 1)
         72.1
     """
@@ -440,8 +444,8 @@ class ModelledIO:
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> m = modelled_io_seconds(load_profile("ebs-article"), {"a": 10}, {"a": 10})
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> m = modelled_io_seconds(load_disk_profile("ebs-article"), {"a": 10}, {"a": 10})
         >>> round(m.seconds, 4), m.bound
         (0.1387, 'key')
     """
@@ -478,7 +482,7 @@ def _counts(name: str, counts: Mapping[Hashable, int]) -> Mapping[Hashable, int]
 
 
 def modelled_io_seconds(
-    profile: LatencyProfile,
+    profile: DiskProfile,
     reads_per_key: Mapping[Hashable, int],
     writes_per_key: Mapping[Hashable, int],
     key_to_subtask: Mapping[Hashable, int] | None = None,
@@ -494,8 +498,8 @@ def modelled_io_seconds(
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import LatencyDistribution, LatencyProfile
-        >>> toy = LatencyProfile("toy", 8192, LatencyDistribution(1000.0),
+        >>> from skewlab.iomodel.profiles import DiskProfile, LatencyDistribution
+        >>> toy = DiskProfile("toy", 8192, LatencyDistribution(1000.0),
         ...                      LatencyDistribution(3000.0))
         >>> m = modelled_io_seconds(toy, {"a": 2, "b": 1}, {"a": 2, "b": 1}, {"a": 0, "b": 0})
         >>> m.busiest_key, m.busiest_key_seconds, m.busiest_subtask_seconds, m.seconds
@@ -548,8 +552,8 @@ def modelled_records_per_second(records: int, modelled: ModelledIO) -> float:
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> m = modelled_io_seconds(load_profile("ebs-article"), {"a": 100}, {"a": 100})
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> m = modelled_io_seconds(load_disk_profile("ebs-article"), {"a": 100}, {"a": 100})
         >>> round(modelled_records_per_second(100, m), 1)
         72.1
     """

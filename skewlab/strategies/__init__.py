@@ -14,8 +14,12 @@
 =============  ==========================================================================
 
 Each strategy is a small frozen dataclass of its own parameters (:data:`STRATEGIES`, by name),
-validated when made; the job's settings (parallelism, source rate, latency profile) are a
-:class:`~skewlab.engine.config.JobConfig`. ``count`` holds the count jobs of FLIP-325 / FLIP-140.
+validated when made, that carries what the strategy is as class attributes: whether it can take
+savepoints (``resumable``), whether it checkpoints periodically, which access pattern of the disk
+latency model it is (``modelled_as``) -- see :mod:`skewlab.strategies.parameters`. ``skewlab run
+STRATEGY`` builds its options from those classes. The job's settings (parallelism, source rate,
+disk profile) are a :class:`~skewlab.engine.config.JobConfig`. ``count`` holds the count jobs of
+FLIP-325 / FLIP-140, each a record of its own facts (``COUNT_STRATEGY_RECORDS``).
 
 Example::
 

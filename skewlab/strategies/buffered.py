@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from skewlab.operators.buffers import BUFFER_KINDS, BUFFERS
 from skewlab.strategies.keyed import run_single_stage
-from skewlab.strategies.parameters import KeyedStateParameters
+from skewlab.strategies.parameters import KeyedStateParameters, parameter
 from skewlab.validation import check_choice, check_number, check_whole
 
 __all__ = ["Buffered"]
@@ -34,10 +34,15 @@ class Buffered(KeyedStateParameters):
     only) or at ``max_count`` records, then the keyed reduce of the partials on ``backend``."""
 
     name: ClassVar[str] = "buffered"
+    resumable: ClassVar[bool] = True
+    periodic_checkpoints: ClassVar[bool] = True
+    modelled_as: ClassVar[str | None] = "buffered"
 
-    trigger_interval_ms: float = 100.0
-    max_count: int = 1000
-    buffer: str = "vectorized"
+    trigger_interval_ms: float = parameter(
+        100.0, "flush at least this often, in ms (0: count-triggered only)"
+    )
+    max_count: int = parameter(1000, "flush when the buffer holds this many records")
+    buffer: str = parameter("vectorized", "which buffer", choices=BUFFER_KINDS)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -18,7 +18,7 @@ from skewlab.operators.reduce import KeyedReduce
 from skewlab.state.lru_cache import DEFAULT_MAX_ENTRIES
 from skewlab.state.state_backend import StateBackend
 from skewlab.strategies.keyed import run_single_stage
-from skewlab.strategies.parameters import StrategyParameters
+from skewlab.strategies.parameters import StrategyParameters, parameter
 from skewlab.validation import check_whole
 
 __all__ = ["Cached"]
@@ -29,8 +29,11 @@ class Cached(StrategyParameters):
     """The naive keyed reduce over an LRU cache of ``cache_entries`` objects over RocksDB."""
 
     name: ClassVar[str] = "cached"
+    resumable: ClassVar[bool] = True
+    periodic_checkpoints: ClassVar[bool] = True
+    modelled_as: ClassVar[str | None] = "cached"
 
-    cache_entries: int = DEFAULT_MAX_ENTRIES
+    cache_entries: int = parameter(DEFAULT_MAX_ENTRIES, "LRU cache entries in front of RocksDB")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -1,7 +1,8 @@
 """The count jobs of FLIP-325 (seed 003) and FLIP-140 (seed 001) on the keyed runtime.
 
 A ``Long`` count per key over a ``word`` column, one state read and one write per record, in
-six ways (:data:`COUNT_STRATEGIES`):
+six ways, each a :class:`CountStrategy` record in :data:`COUNT_STRATEGY_RECORDS` that carries
+its own facts (its operator, its state backend, the order it reads its input in):
 
 ==============  ===========================================================================
 ``rocksdb``     keyed count over real RocksDB: per record ``get`` + ``put`` (serialised)
@@ -35,7 +36,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from skewlab.aggregates.count import CountDigest, count_digest
 from skewlab.engine.config import JobConfig
@@ -52,23 +53,82 @@ from skewlab.validation import check_choice, check_number, check_whole
 
 __all__ = [
     "COUNT_STRATEGIES",
+    "COUNT_STRATEGY_RECORDS",
     "INPUT_ORDERS",
     "CountJob",
     "CountRun",
+    "CountStrategy",
     "hit_ratio_gauge",
     "run_count",
     "spark_count",
 ]
 
-#: Count strategies, see the module doc.
-COUNT_STRATEGIES = ("rocksdb", "heap", "cached", "sort_group", "sorted", "spark_sql")
-#: The count strategies that keep keyed state (their name is their state backend's).
-KEYED_COUNTS = ("rocksdb", "heap", "cached")
 #: Order records reach the operator in: ``arrival`` (by ``seq``), ``exchange`` (as Spark's
 #: shuffle delivers them: no sort, like a Flink keyed stream) or ``key`` (sorted by key group
 #: and key, FLIP-140's sorted input).
 INPUT_ORDERS = ("arrival", "exchange", "key")
+_SORT_BY = {"arrival": (SEQ,), "exchange": (), "key": (KEY_GROUP, WORD)}
 _SPARK_KEY_TYPES = {"bigint": "int", "string": "string"}
+
+
+@dataclass(frozen=True)
+class CountStrategy:
+    """One count strategy and its facts.
+
+    Attributes:
+        name: its name (``run_count(df, name)``).
+        operator: the count operator class it runs in each subtask; ``None`` for Spark's own
+            aggregation, which runs no Python operator.
+        backend: the keyed state backend it counts in (:class:`KeyedCount`), ``None`` when it
+            keeps no keyed state (a local variable, a single-key backend, Spark).
+        input_order: the order its records reach the operator in unless told otherwise
+            (:data:`INPUT_ORDERS`): sorted input for the sort-based strategies.
+        state_accesses: whether its operator counts state reads and writes.
+
+    Example::
+
+        >>> COUNT_STRATEGY_RECORDS["cached"].has_cache, COUNT_STRATEGY_RECORDS["sorted"].keyed
+        (True, False)
+    """
+
+    name: str
+    operator: type | None
+    backend: str | None = None
+    input_order: Literal["arrival", "key"] = "arrival"
+    state_accesses: bool = True
+
+    @property
+    def keyed(self) -> bool:
+        """Whether it keeps keyed state in a state backend (and can checkpoint it)."""
+        return self.backend is not None
+
+    @property
+    def has_cache(self) -> bool:
+        """Whether its backend has FLIP-325's LRU cache (``StateBackend(backend)`` does)."""
+        return self.keyed and StateBackend(self.backend).cache_entries is not None
+
+    @property
+    def in_spark(self) -> bool:
+        """Whether Spark counts by itself (no Python operator, no state backend of skewlab's)."""
+        return self.operator is None
+
+
+#: Every count strategy's record, by name (the one registry; see the module doc).
+COUNT_STRATEGY_RECORDS: dict[str, CountStrategy] = {
+    c.name: c
+    for c in (
+        CountStrategy("rocksdb", KeyedCount, backend="rocksdb"),
+        CountStrategy("heap", KeyedCount, backend="heap"),
+        CountStrategy("cached", KeyedCount, backend="cached"),
+        CountStrategy("sort_group", SortGroupCount, input_order="key", state_accesses=False),
+        CountStrategy("sorted", SortedCount, input_order="key"),
+        CountStrategy("spark_sql", None, state_accesses=False),
+    )
+}
+#: Count strategies' names, see the module doc.
+COUNT_STRATEGIES = tuple(COUNT_STRATEGY_RECORDS)
+#: The count strategies that keep keyed state (their name is their state backend's).
+KEYED_COUNTS = tuple(name for name, c in COUNT_STRATEGY_RECORDS.items() if c.keyed)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,13 +157,14 @@ class CountJob:
         check_choice("count strategy", self.strategy, COUNT_STRATEGIES)
         check_choice("sink", self.sink, SINKS)
         check_choice("emit", self.emit, EMITS)
-        if self.strategy == "cached":
+        if self.kind.has_cache:
             check_whole("cache size", self.cache_entries, 0)
         check_whole("write batch (evictions per write-back)", self.write_batch, 1)
-        if self.write_batch > 1 and self.strategy != "cached":
+        if self.write_batch > 1 and not self.kind.has_cache:
+            cached = [name for name, c in COUNT_STRATEGY_RECORDS.items() if c.has_cache]
             raise SkewlabInputError(
                 f"write batch {self.write_batch} batches a cache's write-backs: only the "
-                f"'cached' strategy has one, not {self.strategy!r}"
+                f"{', '.join(map(repr, cached))} strategy has one, not {self.strategy!r}"
             )
         if self.input_order is not None:
             check_choice("input order", self.input_order, INPUT_ORDERS)
@@ -111,29 +172,33 @@ class CountJob:
             check_number("checkpoint interval (ms)", self.checkpoint_interval_ms, above=0)
 
     @property
+    def kind(self) -> CountStrategy:
+        """The strategy's record (:data:`COUNT_STRATEGY_RECORDS`)."""
+        return COUNT_STRATEGY_RECORDS[self.strategy]
+
+    @property
     def order_by(self) -> tuple[str, ...]:
-        """The stage's sort: by key for the sorted strategies, else by arrival (unless told)."""
-        sorted_input = self.strategy in ("sort_group", "sorted")
-        order = self.input_order or ("key" if sorted_input else "arrival")
-        return {"arrival": (SEQ,), "exchange": (), "key": (KEY_GROUP, WORD)}[order]
+        """The stage's sort: the strategy's own input order, unless told."""
+        return _SORT_BY[self.input_order or self.kind.input_order]
 
     def operator(self):
         """The count operator's factory, its settings bound."""
-        if self.strategy in KEYED_COUNTS:
-            cache = self.cache_entries if self.strategy == "cached" else None
-            return partial(
-                KeyedCount,
-                state_backend=StateBackend(
-                    self.strategy,
-                    max_entries=cache,
-                    write_batch=self.write_batch if cache else 1,
-                ),
-                emit=self.emit,
-                checkpoint_interval_ms=self.checkpoint_interval_ms,
-                sink=self.sink,
-            )
+        kind = self.kind
+        if kind.in_spark:
+            raise ValueError(f"count strategy {kind.name!r} runs no Python operator")
+        if not kind.keyed:
+            return partial(kind.operator, sink=self.sink)
+        cache = self.cache_entries if kind.has_cache else None
         return partial(
-            SortGroupCount if self.strategy == "sort_group" else SortedCount, sink=self.sink
+            kind.operator,
+            state_backend=StateBackend(
+                kind.backend,
+                max_entries=cache,
+                write_batch=self.write_batch if cache else 1,
+            ),
+            emit=self.emit,
+            checkpoint_interval_ms=self.checkpoint_interval_ms,
+            sink=self.sink,
         )
 
 
@@ -289,11 +354,11 @@ def run_count(
     job = JobConfig(
         parallelism=parallelism,
         max_parallelism=max_parallelism,
-        latency_profile=None,
+        disk_profile=None,
         trace_memory=trace_memory,
     ).resolved(spark.sparkContext.defaultParallelism)
-    if strategy == "spark_sql":
-        return _spark_sql_count(df, key_type, job, sink)
+    if count.kind.in_spark:
+        return _spark_sql_count(df, count.strategy, key_type, job, sink)
     stage = StageSpec(
         name=f"1:count-{strategy}",
         key_col=WORD,
@@ -342,9 +407,7 @@ def _fold_count(count: CountJob, key_type: str, job: JobConfig, out: StageOutput
     def total(name: str) -> int:
         return sum(s.get(name, 0) for s in states)
 
-    keyed = count.strategy in KEYED_COUNTS
-    cached = count.strategy == "cached"
-    stateful = count.strategy != "sort_group"
+    keyed, cached, stateful = count.kind.keyed, count.kind.has_cache, count.kind.state_accesses
     gauge = sorted(tuple(g) for s in states for g in s.get("hit_ratio_per_interval") or [])
     emitting = count.emit == "record" and keyed
     records, rejected = sum(m.records_in for m in metrics), sum(m.records_rejected for m in metrics)
@@ -375,10 +438,10 @@ def _fold_count(count: CountJob, key_type: str, job: JobConfig, out: StageOutput
     )
 
 
-def _spark_sql_count(df, key_type: str, job: JobConfig, sink: str) -> CountRun:
+def _spark_sql_count(df, strategy: str, key_type: str, job: JobConfig, sink: str) -> CountRun:
     digest, counts, wall, processed, rejected = spark_count(df, collect=sink == "collect")
     return CountRun(
-        strategy="spark_sql",
+        strategy=strategy,
         key_type=key_type,
         parallelism=job.parallelism or 1,
         records=processed,

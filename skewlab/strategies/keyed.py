@@ -85,6 +85,6 @@ def fold(params: StrategyParameters, job: JobConfig, out: StageOutput, *, buffer
         wall_seconds=out.wall_seconds,
         digest=result_digest(out.results),
         buffers=buffers,
-        latency_profile=job.latency_profile,
+        latency_profile=job.disk_profile,
         check_order=job.check_order,
     )

@@ -26,6 +26,9 @@ class Naive(KeyedStateParameters):
     ``cache_entries``)."""
 
     name: ClassVar[str] = "naive"
+    resumable: ClassVar[bool] = True
+    periodic_checkpoints: ClassVar[bool] = True
+    modelled_as: ClassVar[str | None] = "naive"
 
     def run(self, spark, views, job):
         operator = partial(

@@ -1,10 +1,27 @@
-"""What every strategy's parameters are: a small frozen dataclass that validates itself and
-knows how to run.
+"""What every strategy's parameters are: a small frozen dataclass that validates itself, knows
+how to run, and carries the facts about its strategy.
 
 A strategy module declares one subclass of :class:`StrategyParameters` with its own settings
 (``Buffered(max_count=1000, trigger_interval_ms=100)``) and its ``run``, which composes engine
 stages with operators given those settings as constructor arguments. Bad values raise
 :class:`~skewlab.errors.SkewlabInputError` when the parameters are made, before Spark works.
+
+Each setting is a :func:`parameter`: a dataclass field with a one-line help (and its choices),
+from which ``skewlab run STRATEGY`` builds that strategy's own options (``max_count`` ->
+``--max-count``). What a strategy *is* are class attributes, declared by every strategy class
+(a class that leaves one out is refused when it is defined):
+
+====================  ======================================================================
+``name``              its name in :data:`~skewlab.strategies.STRATEGIES` and on the command
+                      line
+``resumable``         whether it can stop with a savepoint, resume from one and recover from
+                      an injected failure (:mod:`skewlab.strategies.resume`)
+``periodic_checkpoints``  whether a resumable strategy takes periodic checkpoints while it runs
+                      (sorted input is a batch job: a failed task reruns its partition)
+``modelled_as``       the name of its access pattern in the disk latency model
+                      (:data:`skewlab.iomodel.model.MODELLED_STRATEGIES`), ``None`` when the
+                      model has none
+====================  ======================================================================
 
 Example::
 
@@ -17,7 +34,8 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from skewlab.aggregates.hll import DEFAULT_PRECISION
@@ -28,20 +46,82 @@ from skewlab.state.lru_cache import DEFAULT_MAX_ENTRIES
 from skewlab.state.state_backend import StateBackend
 from skewlab.validation import check_choice, check_whole
 
-__all__ = ["KEYED_BACKENDS", "KeyedStateParameters", "StrategyParameters"]
+__all__ = [
+    "KEYED_BACKENDS",
+    "STRATEGY_FACTS",
+    "KeyedStateParameters",
+    "StrategyParameters",
+    "parameter",
+]
 
 #: The state backends a keyed reduce of ``StatsState`` can run on (``--backend``).
 KEYED_BACKENDS = ("heap", "rocksdb", "cached")
 
+#: The class attributes every strategy class declares, and their types (see the module doc).
+STRATEGY_FACTS: dict[str, type | tuple[type, ...]] = {
+    "name": str,
+    "resumable": bool,
+    "periodic_checkpoints": bool,
+    "modelled_as": (str, type(None)),
+}
+
+
+def parameter(default: Any, doc: str, *, choices: Sequence[str] | None = None) -> Any:
+    """A strategy parameter: a dataclass field with a default, a one-line ``doc`` for its
+    command-line option, and the ``choices`` it takes, if any (checked by the class itself).
+
+    Example::
+
+        >>> from dataclasses import fields
+        >>> from skewlab.strategies import Salted
+        >>> [f.metadata["doc"] for f in fields(Salted) if f.name == "salt_buckets"]
+        ['sub-keys per key']
+    """
+    metadata: dict[str, Any] = {"doc": doc}
+    if choices is not None:
+        metadata["choices"] = tuple(choices)
+    return field(default=default, metadata=metadata)
+
 
 @dataclass(frozen=True, kw_only=True)
 class StrategyParameters:
-    """The parameters every view strategy has: the HLL precision (register index bits)."""
+    """The parameters every view strategy has: the HLL precision (register index bits).
+
+    A subclass with a ``name`` is a strategy: it must declare every fact of
+    :data:`STRATEGY_FACTS` (here or in a strategy class it extends).
+
+    Example::
+
+        >>> class Fastest(StrategyParameters):
+        ...     name = "fastest"
+        Traceback (most recent call last):
+        ...
+        TypeError: strategy class Fastest must declare resumable, periodic_checkpoints, modelled_as
+    """
 
     #: the strategy's name in the registry and on the command line
     name: ClassVar[str] = ""
+    #: whether it can stop with a savepoint and resume, and recover from a failure
+    resumable: ClassVar[bool]
+    #: whether it takes periodic checkpoints while it runs (when resumable)
+    periodic_checkpoints: ClassVar[bool]
+    #: its access pattern's name in the disk latency model (``skewlab latency``), or ``None``
+    modelled_as: ClassVar[str | None]
 
-    precision: int = DEFAULT_PRECISION
+    precision: int = parameter(
+        DEFAULT_PRECISION, "HyperLogLog precision: register index bits, from 4 to 16"
+    )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" not in vars(cls):
+            return  # a shared base such as KeyedStateParameters, not a strategy
+        missing = [fact for fact in STRATEGY_FACTS if not hasattr(cls, fact)]
+        if missing:
+            raise TypeError(f"strategy class {cls.__name__} must declare {', '.join(missing)}")
+        wrong = [f for f, kind in STRATEGY_FACTS.items() if not isinstance(getattr(cls, f), kind)]
+        if wrong:
+            raise TypeError(f"strategy class {cls.__name__}: wrong type of {', '.join(wrong)}")
 
     def __post_init__(self) -> None:
         check_whole("precision", self.precision, 4, 16)
@@ -63,8 +143,8 @@ class KeyedStateParameters(StrategyParameters):
     """A strategy whose keyed reduce runs on a chosen state backend (``--backend``), with the
     LRU cache's size when that backend is ``cached`` (``--cache-entries``)."""
 
-    backend: str = "rocksdb"
-    cache_entries: int = DEFAULT_MAX_ENTRIES
+    backend: str = parameter("rocksdb", "state backend of the keyed reduce", choices=KEYED_BACKENDS)
+    cache_entries: int = parameter(DEFAULT_MAX_ENTRIES, "LRU cache entries with --backend cached")
 
     def __post_init__(self) -> None:
         super().__post_init__()

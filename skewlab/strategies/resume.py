@@ -54,7 +54,9 @@ from skewlab.strategies.parameters import StrategyParameters
 from skewlab.validation import check_whole
 
 __all__ = [
+    "RESUMABLE",
     "RescaledRun",
+    "check_resumable",
     "misrouted_in_flight",
     "resume_from_savepoint",
     "run_with_failure",
@@ -63,8 +65,15 @@ __all__ = [
     "task_retries",
 ]
 
-#: Strategies that can stop with a savepoint and resume from one.
-RESUMABLE = ("naive", "salted", "buffered", "cached", "sorted")
+
+def _resumable() -> tuple[str, ...]:
+    from skewlab.strategies import STRATEGIES
+
+    return tuple(name for name, cls in STRATEGIES.items() if cls.resumable)
+
+
+#: Strategies that can stop with a savepoint and resume from one (their classes' ``resumable``).
+RESUMABLE = _resumable()
 
 
 @dataclass
@@ -109,10 +118,21 @@ def _resolved(job: JobConfig | None, spark) -> JobConfig:
     return job.resolved(spark.sparkContext.defaultParallelism)
 
 
-def _check_resumable(params: StrategyParameters) -> None:
-    if params.name not in RESUMABLE:
+def check_resumable(strategy: StrategyParameters | type[StrategyParameters]) -> None:
+    """Refuse, in one line, a strategy (its parameters or its class) that cannot take savepoints.
+
+    Example::
+
+        >>> from skewlab.strategies import Naive, SparkSql
+        >>> check_resumable(Naive())
+        >>> check_resumable(SparkSql)
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: strategy 'spark_sql' cannot take savepoints here; these can: naive, salted, buffered, cached, sorted
+    """  # noqa: E501
+    if not strategy.resumable:
         raise SkewlabInputError(
-            f"strategy {params.name!r} cannot take savepoints here; these can: "
+            f"strategy {strategy.name!r} cannot take savepoints here; these can: "
             f"{', '.join(RESUMABLE)}"
         )
 
@@ -135,7 +155,7 @@ def stop_with_savepoint(
 ) -> tuple[RunResult, dict[str, Any], Savepoint]:
     """Run ``strategy`` over ``views`` until source record ``savepoint_at`` and publish its
     savepoint at ``path``; returns ``(RunResult, results, Savepoint)``."""
-    _check_resumable(strategy)
+    check_resumable(strategy)
     _check_views(views)
     check_whole("savepoint_at (--savepoint-at)", savepoint_at, 1)
     spark = spark or views.sparkSession
@@ -193,7 +213,7 @@ def resume_from_savepoint(
 ) -> tuple[RunResult, dict[str, Any]]:
     """Restore ``savepoint`` at ``parallelism`` and process the views from its source position
     on. Checked whole before any work (every file read, every entry checked)."""
-    _check_resumable(strategy)
+    check_resumable(strategy)
     _check_views(views)
     spark = spark or views.sparkSession
     job = _resolved(job, spark)
@@ -235,7 +255,7 @@ def run_with_savepoint(
     """Stop after source record ``savepoint_at`` with a savepoint, resume it at
     ``resume_parallelism``; the sink after both jobs and its digest. ``path``: where the
     savepoint goes (default: a temporary directory, removed afterwards)."""
-    _check_resumable(strategy)
+    check_resumable(strategy)
     spark = spark or views.sparkSession
     job = _resolved(job, spark)
     check_whole("resume parallelism (--resume-parallelism)", resume_parallelism, 1)
@@ -294,7 +314,12 @@ def run_with_failure(
     subtask (``None``: none -- a retried task then starts over) while the subtask reading
     source record ``fail_at`` fails once; needs a master that retries tasks (e.g.
     ``local[2,4]``, or ``local-cluster``)."""
-    _check_resumable(strategy)
+    check_resumable(strategy)
+    if not strategy.periodic_checkpoints and checkpoint_interval is not None:
+        raise SkewlabInputError(
+            f"strategy {strategy.name!r} runs as a batch job and takes no periodic checkpoints: "
+            "a failed task reruns its partition (leave the checkpoint interval out)"
+        )
     _check_views(views)
     spark = spark or views.sparkSession
     if task_retries(spark) < 2:
@@ -302,11 +327,6 @@ def run_with_failure(
             f"Spark master {spark.sparkContext.master} runs a failed task only once, so an "
             "injected failure would end the job: use a master that retries, e.g. local[2,4] "
             "(local[N,maxFailures]) or local-cluster[2,1,1024]"
-        )
-    if strategy.name == "sorted" and checkpoint_interval is not None:
-        raise SkewlabInputError(
-            "sorted input runs as a batch job and takes no periodic checkpoints: a failed task "
-            "reruns its partition (leave the checkpoint interval out)"
         )
     job = _resolved(job, spark)
     scratch = tempfile.mkdtemp(prefix="skewlab-checkpoints-")

@@ -30,7 +30,7 @@ from skewlab.engine.stage import StageSpec
 from skewlab.operators.reduce import KeyedReduce, PartialsReduce
 from skewlab.operators.running_count import SALT, SALTED_KEY
 from skewlab.strategies.keyed import VIEW_INPUT, fold, upstream
-from skewlab.strategies.parameters import KeyedStateParameters
+from skewlab.strategies.parameters import KeyedStateParameters, parameter
 from skewlab.validation import check_whole
 
 __all__ = ["Salted", "with_salt"]
@@ -57,8 +57,11 @@ class Salted(KeyedStateParameters):
     reduces on ``backend``."""
 
     name: ClassVar[str] = "salted"
+    resumable: ClassVar[bool] = True
+    periodic_checkpoints: ClassVar[bool] = True
+    modelled_as: ClassVar[str | None] = None
 
-    salt_buckets: int = 4
+    salt_buckets: int = parameter(4, "sub-keys per key")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -30,6 +30,9 @@ class Sorted(StrategyParameters):
     """Sorted input per partition, single-key state, one emission per key."""
 
     name: ClassVar[str] = "sorted"
+    resumable: ClassVar[bool] = True
+    periodic_checkpoints: ClassVar[bool] = False
+    modelled_as: ClassVar[str | None] = "sorted"
 
     def run(self, spark, views, job):
         operator = partial(SortedReduce, precision=self.precision)

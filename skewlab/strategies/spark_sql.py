@@ -30,6 +30,9 @@ class SparkSql(StrategyParameters):
     """Spark SQL's hash aggregation of the registers; its operator time is its job time."""
 
     name: ClassVar[str] = "spark_sql"
+    resumable: ClassVar[bool] = False
+    periodic_checkpoints: ClassVar[bool] = False
+    modelled_as: ClassVar[str | None] = None
 
     def run(self, spark, views, job):
         from pyspark.sql import functions as F

@@ -88,7 +88,7 @@ from skewlab.operators.streaming_stats import (
     PerBatchStats,
     PerRecordStats,
 )
-from skewlab.strategies.parameters import StrategyParameters
+from skewlab.strategies.parameters import StrategyParameters, parameter
 from skewlab.validation import check_choice, check_number, check_whole
 
 __all__ = ["BUILTIN_SCHEMA", "VARIANTS", "Streaming", "hot_partitions"]
@@ -102,15 +102,25 @@ _PROCESSORS = {"per-record": PerRecordStats, "per-batch": PerBatchStats}
 
 @dataclass(frozen=True, kw_only=True)
 class Streaming(StrategyParameters):
-    """Spark Structured Streaming on the RocksDB state store (see the module doc)."""
+    """Spark Structured Streaming on its RocksDB state store: per-record or per-micro-batch
+    ``transformWithStateInPandas``, or Spark's own streaming aggregation.
+
+    See the module doc for what a run measures, and its checkpoint directory."""
 
     name: ClassVar[str] = "streaming"
+    resumable: ClassVar[bool] = False
+    periodic_checkpoints: ClassVar[bool] = False
+    modelled_as: ClassVar[str | None] = None
 
-    variant: str = "per-batch"
-    trigger_interval_ms: float = 100.0
-    max_rows_per_trigger: int | None = 1000
-    checkpoint_dir: str | None = None
-    stop_after_batches: int | None = None
+    variant: str = parameter("per-batch", "how the stream is aggregated", choices=VARIANTS)
+    trigger_interval_ms: float = parameter(100.0, "the processing-time trigger, in ms")
+    max_rows_per_trigger: int | None = parameter(1000, "rows per micro-batch at most")
+    checkpoint_dir: str | None = parameter(
+        None, "keep the query's directory here; the same directory resumes it"
+    )
+    stop_after_batches: int | None = parameter(
+        None, "stop the query after N micro-batches (resume with --checkpoint-dir)"
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -24,15 +24,15 @@ from skewlab.iomodel.model import (
     sorted_pattern,
     state_time_distribution,
 )
-from skewlab.iomodel.profiles import LatencyDistribution, LatencyProfile, load_profile
+from skewlab.iomodel.profiles import DiskProfile, LatencyDistribution, load_disk_profile
 
 # Seed 000, as printed: clat avg (read, write), lat avg (read, write).
 SEED_READ_CLAT, SEED_WRITE_CLAT = 6160.87, 7706.99
 SEED_READ_LAT, SEED_WRITE_LAT = 6161.17, 7707.56
 
 
-def toy(read_us: float = 1000.0, write_us: float = 3000.0, **kwargs) -> LatencyProfile:
-    return LatencyProfile(
+def toy(read_us: float = 1000.0, write_us: float = 3000.0, **kwargs) -> DiskProfile:
+    return DiskProfile(
         "toy", 8192, LatencyDistribution(read_us, **kwargs), LatencyDistribution(write_us, **kwargs)
     )
 
@@ -40,7 +40,7 @@ def toy(read_us: float = 1000.0, write_us: float = 3000.0, **kwargs) -> LatencyP
 def test_naive_ceiling_for_the_article_is_about_72_records_per_key_per_second():
     by_hand_clat = 1e6 / (SEED_READ_CLAT + SEED_WRITE_CLAT)  # the brief's arithmetic: 72.109
     by_hand_lat = 1e6 / (SEED_READ_LAT + SEED_WRITE_LAT)  # what the model uses: 72.105
-    ceiling = per_key_ceiling(load_profile("ebs-article"), naive_pattern())
+    ceiling = per_key_ceiling(load_disk_profile("ebs-article"), naive_pattern())
     assert ceiling == pytest.approx(by_hand_lat, rel=1e-12)
     assert ceiling == pytest.approx(by_hand_clat, rel=1e-4)
     assert abs(ceiling - 72.1) / 72.1 < 0.02
@@ -77,7 +77,7 @@ def test_percentiles_of_a_hand_made_bucket_distribution():
     dist = LatencyDistribution(400.0, buckets=((250.0, 20.0), (500.0, 60.0), (750.0, 20.0)))
     assert dist.quantile_us(50) == pytest.approx(375.0)
     assert dist.quantile_us(99) == pytest.approx(737.5)
-    profile = LatencyProfile("hand", 8192, dist, LatencyDistribution(1.0, buckets=((2.0, 100),)))
+    profile = DiskProfile("hand", 8192, dist, LatencyDistribution(1.0, buckets=((2.0, 100),)))
     reads_only = AccessPattern("reads", reads_per_unit=1, writes_per_unit=0)
     sampled = state_time_distribution(profile, reads_only, samples=100_000, seed=1)
     assert sampled.p50_us == pytest.approx(375.0, rel=0.01)
@@ -90,12 +90,12 @@ def test_naive_state_time_sums_a_read_and_a_write():
     # 625 + 875 = 1500 and lies in [1250, 1750).
     read = LatencyDistribution(625.0, buckets=((750.0, 100.0),))
     write = LatencyDistribution(875.0, buckets=((1000.0, 100.0),))
-    d = state_time_distribution(LatencyProfile("u", 8192, read, write), naive_pattern(), 50_000)
+    d = state_time_distribution(DiskProfile("u", 8192, read, write), naive_pattern(), 50_000)
     assert d.mean_us == 1500.0
     assert d.p50_us == pytest.approx(1500.0, rel=0.01)
     assert 1250 <= d.p99_us < 1750 and d.p99_us > 1700
     buffered = state_time_distribution(
-        LatencyProfile("u", 8192, read, write), buffered_pattern(10), 50_000
+        DiskProfile("u", 8192, read, write), buffered_pattern(10), 50_000
     )
     assert buffered.p50_us == pytest.approx(150.0, rel=0.01)
 
@@ -106,14 +106,14 @@ def test_mean_only_profiles_have_no_percentiles():
 
 
 def test_state_time_sampling_is_reproducible():
-    p = load_profile("ebs-article")
+    p = load_disk_profile("ebs-article")
     a = state_time_distribution(p, naive_pattern(), samples=10_000, seed=3)
     b = state_time_distribution(p, naive_pattern(), samples=10_000, seed=3)
     assert a == b
 
 
 def test_ceiling_summary_keys():
-    s = ceiling_summary(load_profile("ebs-article"), samples=2000)
+    s = ceiling_summary(load_disk_profile("ebs-article"), samples=2000)
     for key in (
         "profile",
         "naive_records_per_key_per_second",
@@ -163,6 +163,6 @@ def test_modelled_io_seconds_of_an_empty_run_and_bad_input():
 
 
 def test_one_hot_key_reproduces_the_seed_ceiling():
-    p = load_profile("ebs-article")
+    p = load_disk_profile("ebs-article")
     m = modelled_io_seconds(p, {"hot": 720}, {"hot": 720}, {"hot": 3})
     assert modelled_records_per_second(720, m) == pytest.approx(1e6 / (6161.17 + 7707.56))

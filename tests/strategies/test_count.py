@@ -15,6 +15,8 @@ from skewlab.errors import SkewlabInputError
 from skewlab.inputs.wordcount import flip325_input, flip325_key, wordcount_input
 from skewlab.strategies.count import (
     COUNT_STRATEGIES,
+    COUNT_STRATEGY_RECORDS,
+    KEYED_COUNTS,
     CountJob,
     hit_ratio_gauge,
     run_count,
@@ -156,3 +158,47 @@ def test_hit_ratio_gauge_weights_each_interval_by_its_duration():
     assert hit_ratio_gauge([(1.0, 0.0, 1.0), (1.2, 1.0, 0.2)]) == pytest.approx(0.2 / 1.2)
     assert hit_ratio_gauge([(1.0, 0.0, 1.0), (2.0, 1.0, 1.0)]) == 0.5
     assert hit_ratio_gauge([(1.0, None, 1.0)]) is None
+
+
+def test_each_count_strategy_is_a_record_of_its_own_facts():
+    from skewlab.operators.count import KeyedCount, SortedCount, SortGroupCount
+
+    assert COUNT_STRATEGIES == ("rocksdb", "heap", "cached", "sort_group", "sorted", "spark_sql")
+    assert all(COUNT_STRATEGY_RECORDS[name].name == name for name in COUNT_STRATEGIES)
+    facts = {
+        name: (c.operator, c.backend, c.keyed, c.has_cache, c.in_spark, c.state_accesses)
+        for name, c in COUNT_STRATEGY_RECORDS.items()
+    }
+    assert facts == {
+        "rocksdb": (KeyedCount, "rocksdb", True, False, False, True),
+        "heap": (KeyedCount, "heap", True, False, False, True),
+        "cached": (KeyedCount, "cached", True, True, False, True),
+        "sort_group": (SortGroupCount, None, False, False, False, False),
+        "sorted": (SortedCount, None, False, False, False, True),
+        "spark_sql": (None, None, False, False, True, False),
+    }
+    assert KEYED_COUNTS == ("rocksdb", "heap", "cached")
+
+
+def test_a_count_jobs_order_and_operator_come_from_its_strategys_record():
+    orders = {name: CountJob(strategy=name).order_by for name in COUNT_STRATEGIES}
+    assert orders == {
+        "rocksdb": ("seq",),
+        "heap": ("seq",),
+        "cached": ("seq",),
+        "sort_group": ("_key_group", "word"),
+        "sorted": ("_key_group", "word"),
+        "spark_sql": ("seq",),
+    }
+    assert CountJob(strategy="sorted", input_order="exchange").order_by == ()
+    cached = CountJob(strategy="cached", cache_entries=7, write_batch=4).operator()
+    backend = cached.keywords["state_backend"]
+    assert (backend.name, backend.cache_entries, backend.write_batch) == ("cached", 7, 4)
+    heap = CountJob(strategy="heap", cache_entries=7).operator().keywords["state_backend"]
+    assert (heap.name, heap.cache_entries) == ("heap", None)
+    sort_group = CountJob(strategy="sort_group", sink="digest").operator()
+    assert sort_group.keywords == {"sink": "digest"}
+    with pytest.raises(ValueError, match="'spark_sql' runs no Python operator"):
+        CountJob(strategy="spark_sql").operator()
+    with pytest.raises(SkewlabInputError, match="only the 'cached' strategy has one, not 'heap'"):
+        CountJob(strategy="heap", write_batch=2)

@@ -29,7 +29,7 @@ from skewlab.strategies.resume import (
 )
 
 N_VIEWS = 2_400
-JOB = JobConfig(parallelism=2, max_parallelism=16, latency_profile=None)
+JOB = JobConfig(parallelism=2, max_parallelism=16, disk_profile=None)
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +180,7 @@ from skewlab.strategies.resume import run_with_failure, run_with_savepoint
 spark = skewlab.get_spark()
 views = skewlab.generate_views(spark, skewlab.ViewSpec(2_000, 300, 30, "zipf", 1.1, seed=8)).cache()
 reference = skewlab.result_digest(skewlab.spark_reference_aggregate(views))
-job = skewlab.JobConfig(parallelism=2, max_parallelism=16, latency_profile=None)
+job = skewlab.JobConfig(parallelism=2, max_parallelism=16, disk_profile=None)
 for params, interval in [(Naive(backend="rocksdb"), 150), (Naive(backend="heap"), 150),
                          (Buffered(max_count=64, trigger_interval_ms=0), 150),
                          (Salted(salt_buckets=2), 150), (Sorted(), None)]:

@@ -20,7 +20,7 @@ from skewlab.engine.job import collect_stage, run_stage
 from skewlab.engine.stage import StageSpec
 from skewlab.errors import SkewlabInputError
 from skewlab.inputs.views import ViewSpec, generate_views
-from skewlab.iomodel.profiles import load_profile
+from skewlab.iomodel.profiles import load_disk_profile
 from skewlab.operators.reduce import SortedReduce
 from skewlab.strategies import (
     STRATEGIES,
@@ -133,13 +133,13 @@ def test_sorted_fed_unsorted_input_fails_with_the_single_key_error(spark):
 def test_modelled_io_of_a_naive_run_is_the_hand_computed_sum(spark):
     views = generate_views(spark, ViewSpec(2_000, 100, 7, seed=8))
     result, _ = run_strategy(views, "naive", JobConfig(parallelism=1))
-    ebs = load_profile("ebs-article")
+    ebs = load_disk_profile("ebs-article")
     # one subtask does every record's read and write one after another
     expected = 2_000 * (ebs.read.mean_us + ebs.write.mean_us) / 1e6
     assert result.latency_profile == "ebs-article"
     assert result.modelled_io_seconds == pytest.approx(expected)
     assert result.modelled_records_per_second == pytest.approx(2_000 / expected)
-    none, _ = run_strategy(views, "naive", JobConfig(parallelism=1, latency_profile=None))
+    none, _ = run_strategy(views, "naive", JobConfig(parallelism=1, disk_profile=None))
     assert none.modelled_io_seconds is None
 
 
@@ -156,7 +156,7 @@ def test_state_in_memory_costs_the_latency_model_nothing(spark, params):
 def test_a_cache_is_priced_for_its_misses_and_write_backs_only(spark):
     views = generate_views(spark, ViewSpec(2_000, 100, 7, seed=8))
     result, _ = run_strategy(views, Cached(cache_entries=100), JobConfig(parallelism=1))
-    ebs = load_profile("ebs-article")
+    ebs = load_disk_profile("ebs-article")
     # 7 keys in a cache of 100: one miss per key, and nothing is ever evicted
     assert (result.state_reads, result.state_writes) == (7, 0)
     assert result.modelled_io_seconds == pytest.approx(7 * ebs.read.mean_us / 1e6)
@@ -194,7 +194,7 @@ def test_salting_reorders_records_of_a_key_and_buffering_does_not(spark):
         (lambda: Cached(cache_entries=-1), "cache_entries (--cache-entries)"),
         (lambda: Naive(precision=20), "precision must be a whole number from 4 to 16"),
         (lambda: JobConfig(source_rate=0), "source_rate"),
-        (lambda: JobConfig(latency_profile="floppy"), "floppy"),
+        (lambda: JobConfig(disk_profile="floppy"), "floppy"),
         (lambda: strategy_parameters("sorted", max_count=3), "'sorted' has no parameter"),
     ],
 )
@@ -278,3 +278,79 @@ def test_every_cache_has_the_one_default_size():
     }
     assert sizes == dict.fromkeys(sizes, DEFAULT_MAX_ENTRIES)
     assert DEFAULT_MAX_ENTRIES == 1_000  # FLIP-325's largest size, the strategies' default
+
+
+def test_every_strategy_class_declares_every_fact_with_its_type():
+    from skewlab.strategies.parameters import STRATEGY_FACTS
+
+    assert set(STRATEGY_FACTS) == {"name", "resumable", "periodic_checkpoints", "modelled_as"}
+    for name, cls in STRATEGIES.items():
+        for fact, kind in STRATEGY_FACTS.items():
+            assert hasattr(cls, fact), f"{name} lacks {fact}"
+            assert isinstance(getattr(cls, fact), kind), f"{name}.{fact}"
+
+
+def test_a_strategy_class_without_a_fact_is_refused_when_defined():
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from skewlab.strategies.parameters import StrategyParameters
+
+    with pytest.raises(TypeError, match="Fastest must declare periodic_checkpoints, modelled_as"):
+
+        @dataclass(frozen=True, kw_only=True)
+        class Fastest(StrategyParameters):
+            name: ClassVar[str] = "fastest"
+            resumable: ClassVar[bool] = False
+
+    with pytest.raises(TypeError, match="Slowest: wrong type of resumable"):
+
+        class Slowest(Naive):
+            name = "slowest"
+            resumable = "yes"
+
+    class Naiver(Naive):  # a strategy extending another inherits its facts
+        name = "naiver"
+
+    assert (Naiver.resumable, Naiver.modelled_as) == (True, "naive")
+
+
+def test_the_facts_say_what_the_lists_they_replace_said():
+    from skewlab.iomodel.model import MODELLED_STRATEGIES
+    from skewlab.strategies.resume import RESUMABLE
+
+    assert RESUMABLE == ("naive", "salted", "buffered", "cached", "sorted")
+    assert tuple(n for n, cls in STRATEGIES.items() if cls.resumable) == RESUMABLE
+    modelled = {n: cls.modelled_as for n, cls in STRATEGIES.items() if cls.modelled_as}
+    assert modelled == {"naive": "naive", "buffered": "buffered", "cached": "cached",
+                        "sorted": "sorted"}  # fmt: skip
+    # every pattern of the model models a strategy, every strategy's pattern exists
+    assert sorted(modelled.values()) == sorted(MODELLED_STRATEGIES)
+    assert [n for n, cls in STRATEGIES.items() if not cls.periodic_checkpoints] == [
+        "sorted",
+        "spark_sql",
+        "streaming",
+    ]
+
+
+def test_every_strategy_parameter_has_a_one_line_doc_for_its_option():
+    from dataclasses import fields
+
+    for name, cls in STRATEGIES.items():
+        for f in fields(cls):
+            doc = f.metadata.get("doc")
+            assert doc and "\n" not in doc, f"{name}.{f.name} has no doc"
+            for choice in f.metadata.get("choices", ()):
+                cls(**{f.name: choice})  # every choice the option shows is one the class takes
+
+
+def test_sorted_refuses_periodic_checkpoints_for_its_fact_not_its_name(spark):
+    from skewlab.strategies.resume import run_with_failure
+
+    views = generate_views(spark, ViewSpec(200, 20, 5, seed=1))
+    jobs_before = spark.sparkContext.statusTracker().getJobIdsForGroup()
+    with pytest.raises(SkewlabInputError, match="'sorted' runs as a batch job"):
+        run_with_failure(views, Sorted(), fail_at=10, checkpoint_interval=5)
+    with pytest.raises(SkewlabInputError, match="'spark_sql' cannot take savepoints here"):
+        run_with_failure(views, SparkSql(), fail_at=10, checkpoint_interval=5)
+    assert spark.sparkContext.statusTracker().getJobIdsForGroup() == jobs_before

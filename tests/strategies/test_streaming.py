@@ -23,7 +23,7 @@ from skewlab.strategies import Streaming, run_strategy
 from skewlab.strategies.streaming import VARIANTS, hot_partitions
 
 N_NULL = 3
-JOB = JobConfig(parallelism=4, latency_profile=None)
+JOB = JobConfig(parallelism=4, disk_profile=None)
 
 
 def _views(spark, spec):
@@ -210,7 +210,7 @@ def test_every_variant_equals_the_reference_on_a_local_cluster():
 
         spark = skewlab.get_spark()
         assert spark.sparkContext.master.startswith("local-cluster")
-        job = skewlab.JobConfig(parallelism=3, latency_profile=None)
+        job = skewlab.JobConfig(parallelism=3, disk_profile=None)
         for distribution in ("uniform", "zipf"):
             spec = skewlab.ViewSpec(600, 100, 20, distribution, 1.3, seed=9)
             views = skewlab.generate_views(spark, spec).cache()
