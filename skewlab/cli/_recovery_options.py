@@ -12,13 +12,49 @@ import json
 
 from skewlab.engine.recovery import IN_FLIGHT_POLICIES
 
-__all__ = ["EXAMPLES", "add_recovery_options", "recovery_requested", "run_with_recovery"]
+__all__ = [
+    "EXAMPLES",
+    "add_recovery_options",
+    "recovery_flags",
+    "recovery_requested",
+    "run_with_recovery",
+]
 
 EXAMPLES = """\
   skewlab run naive --views 20000 --parallelism 3 --savepoint-at 10000 --resume-parallelism 4
   skewlab run buffered --savepoint-at 5000 --resume-parallelism 2 --in-flight keyed_state
   skewlab run naive --master 'local[2,4]' --checkpoint-interval 1000 --fail-at 7000
 """
+
+
+#: The options, with what argparse needs to know of each.
+_OPTIONS: dict[str, dict] = {
+    "--savepoint-at": dict(
+        type=int, default=None, metavar="N",
+        help="stop after source record N (seq < N) with a savepoint",
+    ),
+    "--resume-parallelism": dict(
+        type=int, default=None, metavar="P",
+        help="with --savepoint-at: resume the savepoint at P subtasks (<= max parallelism)",
+    ),
+    "--savepoint": dict(
+        default=None, metavar="PATH",
+        help="with --savepoint-at: keep the savepoint at PATH (default: a temporary directory)",
+    ),
+    "--in-flight": dict(
+        default="flush", choices=IN_FLIGHT_POLICIES,
+        help="buffered: how in-flight records enter the savepoint (default flush)",
+    ),
+    "--checkpoint-interval": dict(
+        type=int, default=None, metavar="C",
+        help="checkpoint every C records per source subtask (with --fail-at)",
+    ),
+    "--fail-at": dict(
+        type=int, default=None, metavar="F",
+        help="the subtask reading source record F fails on its first attempt (needs a master "
+        "that retries tasks, e.g. --master 'local[2,4]')",
+    ),
+}  # fmt: skip
 
 
 def add_recovery_options(parser: argparse.ArgumentParser) -> None:
@@ -28,37 +64,30 @@ def add_recovery_options(parser: argparse.ArgumentParser) -> None:
         "stop with a savepoint and resume at another parallelism; or fail once and recover "
         "from checkpoints (the final digest is compared with the reference)",
     )
-    group.add_argument(
-        "--savepoint-at", type=int, default=None, metavar="N",
-        help="stop after source record N (seq < N) with a savepoint",
-    )  # fmt: skip
-    group.add_argument(
-        "--resume-parallelism", type=int, default=None, metavar="P",
-        help="with --savepoint-at: resume the savepoint at P subtasks (<= max parallelism)",
-    )  # fmt: skip
-    group.add_argument(
-        "--savepoint", default=None, metavar="PATH",
-        help="with --savepoint-at: keep the savepoint at PATH (default: a temporary directory)",
-    )  # fmt: skip
-    group.add_argument(
-        "--in-flight", default="flush", choices=IN_FLIGHT_POLICIES,
-        help="buffered: how in-flight records enter the savepoint (default flush)",
-    )  # fmt: skip
-    group.add_argument(
-        "--checkpoint-interval", type=int, default=None, metavar="C",
-        help="checkpoint every C records per source subtask (with --fail-at)",
-    )  # fmt: skip
-    group.add_argument(
-        "--fail-at", type=int, default=None, metavar="F",
-        help="the subtask reading source record F fails on its first attempt (needs a master "
-        "that retries tasks, e.g. --master 'local[2,4]')",
-    )  # fmt: skip
+    for flag, options in _OPTIONS.items():
+        group.add_argument(flag, **options)
+
+
+def recovery_flags() -> list[str]:
+    """The options :func:`add_recovery_options` adds (a strategy that cannot take savepoints
+    has none of them).
+
+    Example::
+
+        >>> recovery_flags()[:2]
+        ['--savepoint-at', '--resume-parallelism']
+    """
+    return list(_OPTIONS)
 
 
 def recovery_requested(args: argparse.Namespace) -> bool:
     """Whether ``skewlab run`` was asked for a savepoint or a failure; checks the options'
-    combinations (one line, exit 2, before any work)."""
+    combinations (one line, exit 2, before any work). A strategy without the options (it
+    cannot take savepoints) asks for neither."""
     from skewlab.errors import SkewlabInputError
+
+    if not hasattr(args, "savepoint_at"):
+        return False
 
     savepoint = args.savepoint_at is not None or args.resume_parallelism is not None
     failure = args.fail_at is not None or args.checkpoint_interval is not None
@@ -101,7 +130,7 @@ def run_with_recovery(args: argparse.Namespace, views, strategy, job, spark) -> 
         )  # fmt: skip
         digest, summary = result.result_digest, result.extra.get("recovery", {})
         tables = [("recovered run", result)]
-    reference = result_digest(spark_reference_aggregate(views))
+    reference = result_digest(spark_reference_aggregate(views, strategy.precision))
     summary = {**summary, "reference_digest": reference, "digest_equal": digest == reference}
     if args.json:
         print(json.dumps({"summary": summary, **{t: r.to_dict() for t, r in tables}}, default=str))

@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 from skewlab.cli import main
+from skewlab.cli.run import strategy_options
+from skewlab.strategies import STRATEGIES
 
 
 def run_cli(argv: list[str]) -> int:
@@ -141,7 +143,7 @@ def test_run_reads_a_saved_view_set_and_prints_a_table(spark, tmp_path, capsys):
         (["salted", "--salt-buckets", "0"], "salt_buckets (--salt-buckets)"),
         (["naive", "--views", "no/such/dir"], "neither a number of views nor an existing"),
         (["naive", "--tweets", "0"], "n_tweets (--tweets)"),
-        (["naive", "--latency-profile", "floppy"], "floppy"),
+        (["naive", "--disk", "floppy"], "unknown disk profile 'floppy'"),
     ],
 )
 def test_run_bad_arguments_exit_2_with_one_line(args, message, capsys):
@@ -155,3 +157,99 @@ def test_run_bad_arguments_exit_2_with_one_line(args, message, capsys):
 def test_bench_refuses_bad_runs(capsys):
     assert run_cli(["bench", "buffering", "--runs", "0"]) == 2
     assert "runs (--runs) must be a whole number >= 1" in capsys.readouterr().err
+
+
+RUN_DEPRECATION = (
+    "skewlab run naive: --latency-profile is deprecated, use --disk "
+    "(it will be removed in the next release)"
+)
+
+
+def test_run_latency_profile_still_works_and_prints_one_deprecation_line(tmp_path, capsys):
+    from skewlab.cli import build_parser
+    from skewlab.cli.run import job_from_args
+    from skewlab.iomodel.profiles import list_disk_profiles, load_disk_profile, save_profile
+
+    disk = save_profile(load_disk_profile("ebs-article"), tmp_path / "disk.json")
+    args = build_parser().parse_args(["run", "naive", "--disk", str(disk)])
+    assert job_from_args(args).disk_profile == str(disk)
+    assert capsys.readouterr().err == ""
+    args = build_parser().parse_args(["run", "naive", "--latency-profile", str(disk)])
+    assert job_from_args(args).disk_profile == str(disk)
+    assert capsys.readouterr().err.splitlines() == [RUN_DEPRECATION]
+    assert build_parser().parse_args(["run", "naive"]).disk == "ebs-article"
+
+    assert run_cli(["run", "naive", "--latency-profile", "floppy"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        RUN_DEPRECATION,
+        "skewlab run: error: unknown disk profile 'floppy'; known: "
+        + ", ".join(list_disk_profiles()),
+    ]
+
+
+def _own_options(help_text: str, strategy: str) -> list[str]:
+    """The options listed in the "<strategy>'s options" group of a help text."""
+    block = help_text.split(f"{strategy}'s options:\n", 1)[1].split("\n\n", 2)[1]
+    return [line.split()[0] for line in block.splitlines() if line.startswith("  --")]
+
+
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
+def test_run_strategy_help_lists_exactly_its_own_fields_as_options(strategy, capsys):
+    from dataclasses import fields
+
+    assert run_cli(["run", strategy, "--help"]) == 0
+    out = capsys.readouterr().out
+    cls = STRATEGIES[strategy]
+    flags = ["--" + f.name.replace("_", "-") for f in fields(cls)]
+    assert sorted(_own_options(out, strategy)) == sorted(flags)
+    for f in fields(cls):  # each with its one-line doc
+        assert " ".join(f.metadata["doc"].split()[:3]) in " ".join(out.split())
+    assert "examples:" in out and f"skewlab run {strategy}" in out
+    assert ("--savepoint-at N" in out) == cls.resumable  # savepoints: only where they work
+    others = {flag for c in STRATEGIES.values() for flag in strategy_options(c)} - set(flags)
+    assert not [flag for flag in others if f"{flag} " in out], "another strategy's option"
+
+
+def test_run_rejects_every_other_strategys_option_with_one_line(capsys):
+    for strategy, cls in STRATEGIES.items():
+        own = strategy_options(cls)
+        foreign = {flag for c in STRATEGIES.values() for flag in strategy_options(c)} - set(own)
+        for flag in sorted(foreign):
+            assert run_cli(["run", strategy, "--views", "10", flag, "1"]) == 2
+            err = capsys.readouterr().err.strip()
+            assert err == (
+                f"skewlab run: error: strategy {strategy!r} has no option {flag}; "
+                f"its options: {', '.join(own)}"
+            )
+
+
+def test_run_options_are_built_from_the_parameters_classes():
+    from skewlab.cli import build_parser
+    from skewlab.cli.run import strategy_from_args
+    from skewlab.strategies import Buffered, Streaming
+
+    argv = ["run", "buffered", "--max-count", "7", "--trigger-interval-ms", "0", "--buffer", "list"]
+    args = build_parser().parse_args(argv)
+    assert strategy_from_args(args) == Buffered(max_count=7, trigger_interval_ms=0, buffer="list")
+    args = build_parser().parse_args(["run", "streaming", "--max-rows-per-trigger", "50"])
+    assert strategy_from_args(args) == Streaming(max_rows_per_trigger=50)
+    args = build_parser().parse_args(["run", "naive", "--precision", "12"])
+    assert strategy_from_args(args).precision == 12
+
+
+def test_run_savepoint_options_of_a_strategy_without_savepoints_get_its_one_line(capsys):
+    for strategy, cls in STRATEGIES.items():
+        if cls.resumable:
+            continue
+        assert run_cli(["run", strategy, "--views", "10", "--fail-at", "3"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert f"strategy {strategy!r} cannot take savepoints here" in err
+        assert len(err.splitlines()) == 1
+
+
+def test_run_help_lists_each_strategy_with_its_own_options(capsys):
+    assert run_cli(["run", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for strategy, cls in STRATEGIES.items():
+        assert f"{strategy} {' '.join(strategy_options(cls))}" in out
+    assert "savepoints and failures (naive, salted, buffered, cached, sorted):" in out
