@@ -10,12 +10,17 @@ The public API, in the words of the field -- what a notebook needs::
     >>> result, _ = skewlab.run_strategy(views, skewlab.Buffered(max_count=1000), job)  # doctest: +SKIP
     >>> result.result_digest == skewlab.result_digest(skewlab.spark_reference_aggregate(views))  # doctest: +SKIP
     True
-    >>> skewlab.profile_settings("cache", "full")["n"]
+    >>> skewlab.size_settings("state_cache", "full")["n"]
     20000000
+    >>> [c.id for c in skewlab.CHAPTERS][:3]
+    ['hot_keys', 'ebs_latency', 'salting']
 
-The lessons' experiments and figures are the subpackages ``skewlab.experiments`` and
-``skewlab.viz`` (one module per lesson). Names load on first use: importing skewlab starts
-nothing, and :func:`get_spark` is what starts Spark.
+The lessons are the chapters of :data:`CHAPTERS` (:mod:`skewlab.experiments.chapters`): one id
+each names the notebook, ``skewlab.experiments.<id>`` (measurement), ``skewlab.viz.<id>``
+(tables, sentences, charts) and ``skewlab bench <id>``. Names load on first use: importing
+skewlab starts nothing, and :func:`get_spark` is what starts Spark. ``PROFILES`` and
+``profile_settings`` are the former names of :data:`SIZES` and :func:`size_settings` (a
+``DeprecationWarning`` says so).
 
 ================  ===============================================================
 ``engine``        the keyed runtime on Spark: job config, routing, operators, tasks, metrics
@@ -25,7 +30,7 @@ nothing, and :func:`get_spark` is what starts Spark.
 ``strategies``    naive, salted, buffered, cached, sorted, spark_sql, streaming; the count jobs
 ``inputs``        synthetic views, the WordCount input, lifecycle events
 ``iomodel``       latency profiles, fio import, the disk probe, the modelled I/O time
-``experiments``   one module per seed experiment; the one profiles table
+``experiments``   one module per chapter's measurement; the one chapter registry
 ``viz``           figures and widgets per lesson, one palette
 ``report``        notebooks rendered to HTML through papermill
 ``cli``           the ``skewlab`` command, one module per command
@@ -35,7 +40,8 @@ nothing, and :func:`get_spark` is what starts Spark.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import warnings
+from typing import TYPE_CHECKING, Any
 
 from skewlab.errors import SkewlabError, SkewlabInputError
 
@@ -85,9 +91,55 @@ _API = {
     "list_profiles": "skewlab.iomodel.profiles",
     "LatencyProfile": "skewlab.iomodel.profiles",
     "local_profile": "skewlab.iomodel.disk_probe",
-    "PROFILES": "skewlab.experiments.profiles",
-    "profile_settings": "skewlab.experiments.profiles",
+    "CHAPTERS": "skewlab.experiments.chapters",
+    "SIZES": "skewlab.experiments.chapters",
+    "size_settings": "skewlab.experiments.chapters",
     "latest_result": "skewlab.experiments.results",
+}
+if TYPE_CHECKING:  # the same names, eagerly, for IDEs and type checkers (a test holds them equal)
+    from skewlab.aggregates.digest import result_digest
+    from skewlab.aggregates.reference import reference_aggregate, spark_reference_aggregate
+    from skewlab.aggregates.stats_state import StatsState, TweetStats, plus, to_stats
+    from skewlab.engine.config import JobConfig
+    from skewlab.engine.metrics import RunResult
+    from skewlab.engine.recovery import Recovery
+    from skewlab.engine.routing import subtask_load
+    from skewlab.engine.savepoint import Savepoint
+    from skewlab.engine.session import get_spark
+    from skewlab.experiments.chapters import CHAPTERS, SIZES, size_settings
+    from skewlab.experiments.results import latest_result
+    from skewlab.inputs.lifecycle import lifecycle_events
+    from skewlab.inputs.views import (
+        ViewSpec,
+        generate_views,
+        key_load,
+        load_summary,
+        load_views,
+        save_views,
+    )
+    from skewlab.inputs.wordcount import flip325_input, wordcount_input
+    from skewlab.iomodel.disk_probe import local_profile
+    from skewlab.iomodel.profiles import LatencyProfile, list_profiles, load_profile
+    from skewlab.state import KeyGroupRange, StateBackend, create_backend
+    from skewlab.strategies import (
+        STRATEGIES,
+        Buffered,
+        Cached,
+        Naive,
+        Salted,
+        Sorted,
+        SparkSql,
+        Streaming,
+        run_strategies,
+        run_strategy,
+    )
+    from skewlab.strategies.count import run_count
+    from skewlab.strategies.resume import run_with_failure, run_with_savepoint
+
+#: former public name -> its new name (the old one still loads, with a DeprecationWarning)
+_DEPRECATED = {
+    "PROFILES": "SIZES",
+    "profile_settings": "size_settings",
 }
 _SUBPACKAGES = (
     "aggregates",
@@ -114,6 +166,15 @@ def __getattr__(name: str) -> Any:
         return value
     if name in _SUBPACKAGES:
         return importlib.import_module(f"skewlab.{name}")
+    if name in _DEPRECATED:
+        new = _DEPRECATED[name]
+        warnings.warn(
+            f"skewlab.{name} is deprecated, use skewlab.{new} (it will be removed in the next "
+            "release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return __getattr__(new)
     raise AttributeError(f"module 'skewlab' has no attribute {name!r}")
 
 

@@ -1,4 +1,4 @@
-"""The report pipeline: every notebook really executes through papermill (the tiny profile) and
+"""The report pipeline: every notebook really executes through papermill (the tiny size) and
 renders offline; a failing notebook is named with its cell; the terminal shows progress only."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from skewlab.cli import main
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.profiles import SETTINGS
+from skewlab.experiments.chapters import CHAPTERS, size_settings
 from skewlab.report import notebook_paths, render_notebook, render_report, select_notebooks
 
 pytestmark = pytest.mark.notebook
@@ -22,7 +22,7 @@ EXTERNAL_RESOURCE = re.compile(r"<(?:script|link|img)\b[^>]*\b(?:src|href)=\"(?:
 
 def test_notebooks_are_stored_clean_and_parameterised():
     paths = notebook_paths()
-    assert [p.name for p in paths][:2] == ["00_hot_keys.ipynb", "01_ebs_latency_math.ipynb"]
+    assert [p.name for p in paths] == [c.notebook for c in CHAPTERS]  # one notebook a chapter
     for path in paths:
         nb = json.loads(path.read_text())
         code = [c for c in nb["cells"] if c["cell_type"] == "code"]
@@ -30,10 +30,10 @@ def test_notebooks_are_stored_clean_and_parameterised():
         tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
         assert len(tagged) == 1, f"{path.name}: one cell tagged 'parameters'"
         assigned = set(re.findall(r"^(\w+)\s*=", "".join(tagged[0]["source"]), re.M))
-        assert "profile" in assigned, f"{path.name}: the report passes a profile"
+        assert "size" in assigned, f"{path.name}: the report passes a size"
         text = "".join("".join(c["source"]) for c in code)
-        for lesson in re.findall(r"profile_settings\(\"(\w+)\"", text):
-            assert lesson in SETTINGS, f"{path.name}: no sizes for {lesson!r} in the profiles table"
+        for lesson in re.findall(r"size_settings\(\"(\w+)\"", text):
+            assert size_settings(lesson, "tiny"), f"{path.name}: no sizes for {lesson!r}"
 
 
 def test_notebooks_import_from_the_public_api_only():
@@ -83,7 +83,7 @@ def test_a_failing_notebook_is_named_with_its_cell_and_the_rest_still_render(tmp
 
 
 def test_report_refuses_bad_arguments(tmp_path, capsys):
-    with pytest.raises(SkewlabInputError, match=r"unknown report profile \(--profile\) 'huge'"):
+    with pytest.raises(SkewlabInputError, match=r"unknown report size \(--size\) 'huge'"):
         render_report("huge", out=tmp_path)
     target = tmp_path / "file"
     target.write_text("x")
@@ -160,15 +160,15 @@ def test_the_tiny_report_starts_spark_once_and_says_where(tiny_report):
 
 
 def test_notebooks_are_picked_by_number_or_name_in_the_labs_order(capsys):
-    picked = select_notebooks("5, 03_memory_buffering.ipynb,03")
+    picked = select_notebooks("5, 03_buffering.ipynb,03")
     assert [p.name for p in picked] == [
-        "03_memory_buffering.ipynb",
-        "05_sorted_batch_execution.ipynb",
+        "03_buffering.ipynb",
+        "05_sorted_input.ipynb",
     ]
     assert picked == [p for p in notebook_paths() if p.stem[:2] in {"03", "05"}]
     with pytest.raises(
         SkewlabInputError, match=r"no notebook '3x' \(--notebooks\): use a number 00-"
     ):
         select_notebooks(["3x"])
-    assert main(["report", "--notebooks", "03,99", "--profile", "tiny"]) == 2
+    assert main(["report", "--notebooks", "03,99", "--size", "tiny"]) == 2
     assert "no notebook '99'" in capsys.readouterr().err

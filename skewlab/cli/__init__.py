@@ -7,7 +7,7 @@ it.
 Example::
 
     $ skewlab generate --views 100000 --users 25000 --tweets 20 --seed 1
-    $ skewlab report --profile quick
+    $ skewlab report --size quick
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from skewlab.cli._deprecated import hide_suppressed_commands
 from skewlab.errors import SkewlabInputError
 
 
@@ -47,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=(
             "examples:\n"
             "  skewlab generate --views 100000 --users 25000 --tweets 20 --seed 1\n"
-            "  skewlab report --profile quick\n"
+            "  skewlab report --size quick\n"
             "  skewlab lab\n"
         ),
     )
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers.required = True
     for name in _command_modules():
         importlib.import_module(name).register(subparsers)
+    hide_suppressed_commands(subparsers)  # former command names still work, unlisted
     return parser
 
 

@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-__all__ = ["add_deprecated_alias", "deprecation_line"]
+__all__ = ["add_deprecated_alias", "deprecation_line", "hide_suppressed_commands"]
 
 
 def deprecation_line(prog: str, old: str, new: str) -> str:
@@ -83,3 +83,21 @@ def add_deprecated_alias(
         help=argparse.SUPPRESS,
         **kwargs,
     )
+
+
+def hide_suppressed_commands(subparsers: argparse._SubParsersAction) -> None:
+    """Leave the sub-commands added with ``help=argparse.SUPPRESS`` (former names, still
+    accepted) out of ``--help``'s command list.
+
+    >>> parser = argparse.ArgumentParser(prog="skewlab")
+    >>> sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    >>> _ = sub.add_parser("backlog", help="the outage backlog")
+    >>> _ = sub.add_parser("catch-up", help=argparse.SUPPRESS)
+    >>> hide_suppressed_commands(sub)
+    >>> "catch-up" in parser.format_help(), "backlog" in parser.format_help()
+    (False, True)
+    >>> parser.parse_args(["catch-up"]).command
+    'catch-up'
+    """
+    listed = subparsers._choices_actions  # noqa: SLF001 - where argparse keeps the listed ones
+    listed[:] = [action for action in listed if action.help is not argparse.SUPPRESS]

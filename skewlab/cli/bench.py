@@ -1,64 +1,77 @@
-"""``skewlab bench EXPERIMENT``: reproduce a seed's benchmark, print figures, write result files."""
+"""``skewlab bench BENCHMARK``: reproduce a seed's benchmark, print figures, write result files.
+
+The benchmarks, their help, sizes and extra options are the chapter registry's
+(:mod:`skewlab.experiments.chapters`); this module only turns them into a command.
+"""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 
-from skewlab.experiments.headlines import HEADLINE_RATIOS, TOLERANCE, compare_profiles
+from skewlab.cli._deprecated import (
+    add_deprecated_alias,
+    deprecation_line,
+    hide_suppressed_commands,
+)
+from skewlab.experiments.chapters import BENCHMARKS, SIZES, Benchmark, benchmark, is_alias
+from skewlab.experiments.headlines import TOLERANCE, compare_sizes, compared_benchmarks
 from skewlab.experiments.machine import describe_machine
-from skewlab.experiments.profiles import PROFILES
-
-#: experiment name -> (module, help)
-EXPERIMENTS = {
-    "buffering": (
-        "skewlab.experiments.buffering",
-        "seed 000: naive (RocksDB) vs buffered view counting, tweet cardinality 20,000 .. 1",
-    ),
-    "cache": (
-        "skewlab.experiments.cache",
-        "seed 003 (FLIP-325): LRU cache of 250/500/1,000 objects in front of RocksDB",
-    ),
-    "sorted": (
-        "skewlab.experiments.sorted_input",
-        "seed 001 (FLIP-140): WordCount, keyed RocksDB/heap vs sorted input with single-key state",
-    ),
-    "rescale": (
-        "skewlab.experiments.rescale",
-        "seed 002: restore at a new parallelism -- read-all vs per-key index vs key groups",
-    ),
-    "streaming": (
-        "skewlab.experiments.streaming",
-        "seed 000 on Spark Structured Streaming: per-record vs per-batch transformWithState vs "
-        "Spark's aggregation, latency vs trigger interval, rescaling a checkpoint",
-    ),
-    "value-state": (
-        "skewlab.experiments.value_state",
-        "seed 001 (FLIP-140): ValueState micro-benchmark, heap / rocksdb / single_key in ops/ms",
-    ),
-}
 
 EXAMPLES = """\
 examples:
-  skewlab bench buffering                     # quick profile, 1 run per point
-  skewlab bench buffering --profile full      # the seed's 12 cardinalities, 5 runs each
+  skewlab bench buffering                        # quick size, 1 run per point
+  skewlab bench buffering --size full            # the seed's 12 cardinalities, 5 runs each
   skewlab bench buffering --runs 3 --json
-  skewlab bench cache --profile quick --json  # FLIP-325: hit ratio and speedup per cache size
-  skewlab bench cache --write-batch 64        # the batched write-back: 64 evictions per batch
-  skewlab bench sorted --key-type string      # FLIP-140 WordCount with string keys
-  skewlab bench value-state --json            # FLIP-140 ValueState ops/ms
-  skewlab bench rescale --profile tiny        # seed 002: restore I/O three ways, Figure 3
-  skewlab bench streaming --profile full      # Spark Structured Streaming, 20,000 .. 1 keys
-  skewlab bench compare                       # each headline ratio: newest quick vs full run
+  skewlab bench state_cache --size quick --json  # FLIP-325: hit ratio and speedup per cache size
+  skewlab bench state_cache --write-batch 64     # the batched write-back: 64 evictions per batch
+  skewlab bench sorted_input --key-type string   # FLIP-140 WordCount with string keys
+  skewlab bench value_state --json               # FLIP-140 ValueState ops/ms
+  skewlab bench rescaling --size tiny            # seed 002: restore I/O three ways, Figure 3
+  skewlab bench backlog --outage-hours 6         # seed 002: the outage backlog's catch-up time
+  skewlab bench streaming --size full            # Spark Structured Streaming, 20,000 .. 1 keys
+  skewlab bench compare                          # each headline ratio: newest quick vs full run
 """
 
 COMPARE_HELP = (
     "each benchmark's headline ratios from its newest quick and full result files side by "
-    "side, with the difference (the quick profile should stay within 15% of the full one); "
+    "side, with the difference (the quick size should stay within 15% of the full one); "
     "it says when the two files were not measured on one machine"
 )
+
+
+def add_benchmark_arguments(parser: argparse.ArgumentParser, bench: Benchmark) -> None:
+    """The options of ``skewlab bench <bench.id>``: the common ones and the benchmark's own
+    (:attr:`~skewlab.experiments.chapters.Benchmark.options`).
+
+    Example::
+
+        >>> parser = argparse.ArgumentParser(prog="skewlab bench state_cache")
+        >>> add_benchmark_arguments(parser, benchmark("state_cache"))
+        >>> args = parser.parse_args(["--size", "tiny", "--write-batch", "64"])
+        >>> args.size, args.write_batch, args.runs
+        ('tiny', 64, None)
+    """
+    parser.add_argument(
+        "--size",
+        choices=SIZES,
+        default="quick",
+        help="tiny: seconds; quick: minutes (default); full: the seed's sizes",
+    )
+    add_deprecated_alias(parser, old="--profile", new="--size", dest="size", choices=SIZES)
+    parser.add_argument("--runs", type=int, default=None, help="runs per point")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--parallelism", type=int, default=None, help="operator subtasks")
+    for option in bench.options:
+        parser.add_argument(
+            option.flag,
+            dest=option.dest,
+            type=option.type,
+            choices=option.choices,
+            default=None,
+            help=option.help,
+        )
 
 
 def register(subparsers) -> None:
@@ -73,69 +86,52 @@ def register(subparsers) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="experiment", metavar="EXPERIMENT", required=True)
-    for name, (_, help_text) in EXPERIMENTS.items():
-        exp = sub.add_parser(
-            name,
-            help=help_text,
-            description=help_text,
-            epilog=EXAMPLES,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        exp.add_argument(
-            "--profile",
-            choices=PROFILES,
-            default="quick",
-            help="tiny: seconds; quick: minutes (default); full: the seed's sizes",
-        )
-        exp.add_argument("--runs", type=int, default=None, help="runs per point")
-        exp.add_argument("--json", action="store_true", help="print one JSON object")
-        exp.add_argument("--parallelism", type=int, default=None, help="operator subtasks")
-        if name == "cache":
-            exp.add_argument(
-                "--write-batch",
-                type=int,
-                default=None,
-                help="evicted entries per RocksDB write batch of the batched write-back "
-                "(default 128; FLIP-325's LRU beside it writes one at a time)",
+    sub = parser.add_subparsers(dest="experiment", metavar="BENCHMARK", required=True)
+    for bench in BENCHMARKS.values():
+        for name in (bench.id, *bench.aliases):
+            exp = sub.add_parser(
+                name,
+                help=bench.help if name == bench.id else argparse.SUPPRESS,
+                description=bench.help,
+                epilog=EXAMPLES,
+                formatter_class=argparse.RawDescriptionHelpFormatter,
             )
-        if name == "sorted":
-            exp.add_argument(
-                "--key-type",
-                default="int",
-                help="key type of the WordCount input: int or string (default int)",
-            )
-        exp.set_defaults(func=run)
+            add_benchmark_arguments(exp, bench)
+            exp.set_defaults(func=run)
+    hide_suppressed_commands(sub)
     compare = sub.add_parser(
         "compare",
         help=COMPARE_HELP.replace("%", "%%"),
         description=COMPARE_HELP,
-        epilog="example:\n  skewlab bench cache --profile quick && skewlab bench cache "
-        "--profile full && skewlab bench compare cache",
+        epilog="example:\n  skewlab bench state_cache --size quick && skewlab bench state_cache "
+        "--size full && skewlab bench compare state_cache",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     compare.add_argument(
-        "experiments", nargs="*", metavar="EXPERIMENT",
-        help=f"the benchmarks to compare: {', '.join(HEADLINE_RATIOS)} (default: all)",
+        "experiments", nargs="*", metavar="BENCHMARK",
+        help=f"the benchmarks to compare: {', '.join(compared_benchmarks())} (default: all)",
     )  # fmt: skip
     compare.set_defaults(func=run_compare)
 
 
 def run(args: argparse.Namespace) -> int:
-    module = importlib.import_module(EXPERIMENTS[args.experiment][0])
-    options = {}
-    if getattr(args, "key_type", None) is not None:
-        options["key_type"] = args.key_type
-    if getattr(args, "write_batch", None) is not None:
-        options["write_batch"] = args.write_batch
-    result = module.run_experiment(
-        args.profile, args.runs, parallelism=args.parallelism, progress=not args.json, **options
+    bench = benchmark(args.experiment)
+    if is_alias(args.experiment):
+        print(
+            deprecation_line("skewlab bench", repr(args.experiment), repr(bench.id)),
+            file=sys.stderr,
+        )
+    options = {
+        o.dest: getattr(args, o.dest) for o in bench.options if getattr(args, o.dest) is not None
+    }
+    result = bench.run_function()(
+        args.size, args.runs, parallelism=args.parallelism, progress=not args.json, **options
     )
     files = result.write()
     if args.json:
         print(json.dumps(result.to_json_dict(), default=float))
     else:
-        print(module.format_summary(result) if hasattr(module, "format_summary") else "")
+        print(bench.format_function()(result))
         print("results: " + ", ".join(str(f) for f in files))
     if result.summary.get("java_options"):
         print(
@@ -155,17 +151,19 @@ def run(args: argparse.Namespace) -> int:
 
 def run_compare(args: argparse.Namespace) -> int:
     """Print the quick-vs-full table; say which result files are missing and how to make them."""
-    unknown = [e for e in args.experiments if e not in HEADLINE_RATIOS]
+    compared = compared_benchmarks()
+    names = [benchmark(e).id if e in BENCHMARKS or is_alias(e) else e for e in args.experiments]
+    unknown = [e for e in names if e not in compared]
     if unknown:
         print(
-            f"skewlab bench compare: unknown experiment {unknown[0]!r}: use one of "
-            f"{', '.join(HEADLINE_RATIOS)}",
+            f"skewlab bench compare: unknown benchmark {unknown[0]!r}: use one of "
+            f"{', '.join(compared)}",
             file=sys.stderr,
         )
         return 2
-    rows, missing = compare_profiles(args.experiments or None)
+    rows, missing = compare_sizes(names or None)
     if rows:
-        print(f"{'experiment':12s} {'headline ratio':40s} {'quick':>8s} {'full':>8s} {'diff':>7s}")
+        print(f"{'benchmark':12s} {'headline ratio':40s} {'quick':>8s} {'full':>8s} {'diff':>7s}")
         for r in rows:
             q, f, d = (r["quick"], r["full"], r["difference"])
             mark = (
@@ -187,7 +185,7 @@ def run_compare(args: argparse.Namespace) -> int:
         )
         print(
             f"{experiment}: quick and full {why}, so a difference may be the machine's, "
-            f"not the profile's\n"
+            f"not the size's\n"
             f"  quick: {describe_machine(first['quick_machine'])}\n"
             f"  full:  {describe_machine(first['full_machine'])}"
         )

@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from skewlab.experiments.profiles import PROFILES
+from skewlab.cli._deprecated import add_deprecated_alias
+from skewlab.experiments.chapters import SIZES
 from skewlab.report import render_report, select_notebooks
 
 EXAMPLES = """\
 examples:
-  skewlab report                       # quick profile, into reports/
-  skewlab report --profile full --out /tmp/skewlab-report
-  skewlab report --profile full --notebooks 03,04   # two chapters at the seeds' sizes
+  skewlab report                       # quick size, into reports/
+  skewlab report --size full --out /tmp/skewlab-report
+  skewlab report --size full --notebooks 03,04      # two chapters at the seeds' sizes
+  skewlab report --notebooks state_cache,backlog    # chapters by id
 """
 
 
@@ -21,7 +23,7 @@ def register(subparsers) -> None:
         "report",
         help="run every notebook through papermill and render them to HTML",
         description=(
-            "Execute every notebook in notebooks/ with a profile's parameters (papermill), "
+            "Execute every notebook in notebooks/ at one size (papermill's `size` parameter), "
             "render each to standalone HTML (charts embedded, no network needed) and write an "
             "index.html linking them. The notebooks run one after the other in one kernel (one "
             "Spark driver); at the end a table shows, per notebook, the seconds spent starting "
@@ -31,24 +33,25 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--profile",
-        choices=PROFILES,
+        "--size",
+        choices=SIZES,
         default="quick",
         help="tiny: seconds; quick: minutes on a laptop (default); full: the seeds' sizes",
     )
+    add_deprecated_alias(parser, old="--profile", new="--size", dest="size", choices=SIZES)
     parser.add_argument("--out", default=None, help="output directory (default: reports/)")
     parser.add_argument(
         "--notebooks",
         default=None,
         metavar="N[,N...]",
-        help="only these notebooks, by number or name, e.g. 3,5 (default: all)",
+        help="only these notebooks, by number, chapter id or file name, e.g. 3,5 (default: all)",
     )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     notebooks = select_notebooks(args.notebooks) if args.notebooks is not None else None
-    result = render_report(args.profile, args.out, notebooks=notebooks)
+    result = render_report(args.size, args.out, notebooks=notebooks)
     for nb in result.notebooks:
         mark = "ok    " if nb.ok else "FAILED"
         print(f"{mark} {nb.name:32s} {nb.seconds:7.1f} s  {nb.html}")

@@ -1,55 +1,70 @@
-"""The seeds' experiments, one module each, and the one table of their sizes.
+"""The seeds' experiments, one module per chapter, and the one chapter registry.
 
 ==================  ===============================================================
-``profiles``        tiny / quick / full sizes of every experiment and lesson
+``chapters``        the registry: every chapter's id, seed, sizes, benchmarks, headlines
 ``results``         ``BenchResult``: rows and summary, written as CSV and JSON
-``buffering``       seed 000: naive (RocksDB) vs buffered over tweet cardinality
-``latency_sweep``   seed 000: the buffer's latency over the trigger interval (paced)
-``salting``         seed 000: salting's double count and the per-key order it loses
-``cache``           seed 003, FLIP-325: an LRU cache of objects in front of RocksDB
-``sorted_input``    seed 001, FLIP-140: WordCount, keyed state vs sorted input
-``value_state``     seed 001, FLIP-140: the ValueState micro-benchmark
-``rescale``         seed 002: restore at a new parallelism three ways, RocksDB's native restore
-``catch_up``        seed 002: the outage backlog, measured rates and simulated parallelisms
-``streaming``       seed 000 on Spark Structured Streaming: per-record / per-batch / builtin
+``headlines``       a quick run's headline ratios held against a full run's
+``machine``         the machine a result was measured on
+``percent``         percentages as the lessons print them
+``salting``         chapter 02 (seed 000): salting's double count and the per-key order lost
+``buffering``       chapter 03 (seed 000): naive (RocksDB) vs buffered over tweet cardinality
+``latency_sweep``   chapter 03 (seed 000): the buffer's latency over the trigger interval
+``state_cache``     chapter 04 (seed 003, FLIP-325): an LRU cache of objects before RocksDB
+``sorted_input``    chapter 05 (seed 001, FLIP-140): WordCount, keyed state vs sorted input
+``value_state``     chapter 05 (seed 001, FLIP-140): the ValueState micro-benchmark
+``rescaling``       chapter 06 (seed 002): restore at a new parallelism three ways
+``backlog``         chapter 07 (seed 002): the outage backlog, measured rates, simulated P
+``streaming``       chapter 08 (seed 000 on Spark Structured Streaming)
 ==================  ===============================================================
+
+Measurement lives here; tables, sentences and charts about it live in :mod:`skewlab.viz`.
 
 Example::
 
-    >>> from skewlab.experiments import profile_settings
-    >>> profile_settings("buffering", "full")["runs"]
+    >>> from skewlab.experiments import size_settings
+    >>> size_settings("buffering", "full")["runs"]
     5
 """
 
 from __future__ import annotations
 
 from skewlab.experiments import (
+    backlog,
     buffering,
-    cache,
-    catch_up,
     latency_sweep,
-    rescale,
+    rescaling,
     salting,
     sorted_input,
+    state_cache,
     streaming,
     value_state,
 )
-from skewlab.experiments.profiles import PROFILES, SETTINGS, profile_settings
+from skewlab.experiments.chapters import (
+    BENCHMARKS,
+    CHAPTERS,
+    SIZES,
+    benchmark,
+    chapter,
+    size_settings,
+)
 from skewlab.experiments.results import BenchResult, latest_result
 
 __all__ = [
-    "PROFILES",
-    "SETTINGS",
+    "BENCHMARKS",
+    "CHAPTERS",
+    "SIZES",
     "BenchResult",
+    "backlog",
+    "benchmark",
     "buffering",
-    "cache",
-    "catch_up",
+    "chapter",
     "latency_sweep",
     "latest_result",
-    "profile_settings",
-    "rescale",
+    "rescaling",
     "salting",
+    "size_settings",
     "sorted_input",
+    "state_cache",
     "streaming",
     "value_state",
 ]

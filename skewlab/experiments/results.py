@@ -1,8 +1,8 @@
 """What a benchmark run leaves: its rows and summary, written as CSV and JSON.
 
-Each experiment module exposes ``run_experiment(profile, runs, ...) -> BenchResult``; the
+Each benchmark's module exposes ``run_experiment(size, runs, ...) -> BenchResult``; the
 ``skewlab bench`` command runs one and writes
-``data/results/<experiment>-<profile>-<UTC time>.{csv,json}``. Speed targets are checked by
+``data/results/<experiment>-<size>-<UTC time>.{csv,json}``. Speed targets are checked by
 benchmarks, never by unit tests.
 
 Example::
@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ import pandas as pd
 
 from skewlab import paths
 from skewlab.engine.session import java_options_in_use
+from skewlab.errors import SkewlabInputError
+from skewlab.experiments.chapters import benchmark
 from skewlab.experiments.machine import this_machine
 from skewlab.operators.count_loops import IMPLEMENTATION as CORES
 
@@ -44,7 +47,7 @@ class BenchResult:
     """
 
     experiment: str
-    profile: str
+    size: str
     rows: list[dict[str, Any]]
     summary: dict[str, Any]
     files: list[Path] = field(default_factory=list)
@@ -60,17 +63,17 @@ class BenchResult:
     def to_json_dict(self) -> dict[str, Any]:
         return {
             "experiment": self.experiment,
-            "profile": self.profile,
+            "size": self.size,
             "rows": self.rows,
             "summary": self.summary,
         }
 
     def write(self, directory: Path | None = None) -> list[Path]:
-        """Write ``<experiment>-<UTC time>.csv`` and ``.json`` under ``data/results/``."""
+        """Write ``<experiment>-<size>-<UTC time>.csv`` and ``.json`` under ``data/results/``."""
         directory = Path(directory) if directory else paths.results_dir()
         directory.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        base = directory / f"{self.experiment}-{self.profile}-{stamp}"
+        base = directory / f"{self.experiment}-{self.size}-{stamp}"
         csv, js = base.with_suffix(".csv"), base.with_suffix(".json")
         self.frame().to_csv(csv, index=False)
         js.write_text(json.dumps(self.to_json_dict(), indent=2, default=_plain) + "\n")
@@ -110,18 +113,49 @@ def _plain(value: Any) -> Any:
 
 
 def latest_result(
-    experiment: str, directory: Path | None = None, profile: str | None = None
+    experiment: str,
+    directory: Path | None = None,
+    size: str | None = None,
+    *,
+    profile: str | None = None,
 ) -> dict[str, Any] | None:
-    """The newest result file of ``experiment`` (of ``profile``, or any), as a dict with its
-    ``profile`` (from the file's name when the file predates the field), or None.
+    """The newest result file of benchmark ``experiment`` (of ``size``, or any), as a dict with
+    its ``size``, or None. A file written under the benchmark's former name (``cache``,
+    ``sorted``, ...) or with a ``profile`` field (before sizes had their own word) still counts.
 
     Newest by the UTC time in the file's name (what :meth:`BenchResult.write` stamps), not by
-    the file's modification time, which a copy between machines resets."""
+    the file's modification time, which a copy between machines resets. ``profile=`` is the
+    former spelling of ``size=``.
+
+    Example::
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     _ = BenchResult("state_cache", "tiny", [], {"runs": 1}).write(Path(d))
+        ...     latest_result("cache", Path(d), size="tiny")["size"]
+        'tiny'
+    """
+    if profile is not None:
+        warnings.warn(
+            "latest_result(profile=...) is deprecated, use size=", DeprecationWarning, stacklevel=2
+        )
+        size = size or profile
     directory = Path(directory) if directory else paths.results_dir()
-    pattern = f"{experiment}-{profile}-*.json" if profile else f"{experiment}-*.json"
-    files = sorted(directory.glob(pattern), key=lambda p: (p.stem.rsplit("-", 1)[-1], p.name))
+    try:
+        bench = benchmark(experiment)
+        names = (bench.id, *bench.aliases)
+    except SkewlabInputError:
+        names = (experiment,)
+    files = [
+        (p, name)
+        for name in names
+        for p in directory.glob(f"{name}-{size}-*.json" if size else f"{name}-*.json")
+    ]
     if not files:
         return None
-    saved = json.loads(files[-1].read_text())
-    saved.setdefault("profile", files[-1].name.removeprefix(f"{experiment}-").split("-")[0])
+    newest, name = max(files, key=lambda f: (f[0].stem.rsplit("-", 1)[-1], f[0].name))
+    saved = json.loads(newest.read_text())
+    saved.setdefault(
+        "size", saved.pop("profile", None) or newest.name.removeprefix(f"{name}-").split("-")[0]
+    )
     return saved

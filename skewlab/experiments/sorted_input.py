@@ -52,13 +52,13 @@ from __future__ import annotations
 
 from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.profiles import profile_settings, resolve_runs
+from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.results import BenchResult, median_of, spread
 from skewlab.inputs.wordcount import validate_wordcount
 from skewlab.inputs.wordcount import wordcount_input as make_input
 from skewlab.strategies.count import COUNT_STRATEGIES, run_count, spark_count
 
-EXPERIMENT = "sorted"
+EXPERIMENT = "sorted_input"
 STRATEGY_ORDER = ("rocksdb", "heap", "sort_group", "sorted", "spark_sql")
 SEED_MS = {
     "int": {"rocksdb": 114_884, "heap": 30_126, "sort_group": 13_810, "sorted": 15_410},
@@ -104,8 +104,12 @@ def seed_ratios(key_type: str) -> dict[str, float]:
     }
 
 
+#: The headline ratios (summary keys) and the seed's figure for each (integer keys).
+HEADLINES: dict[str, float | None] = seed_ratios("int")
+
+
 def run_experiment(
-    profile: str = "quick",
+    size: str = "quick",
     runs: int | None = None,
     *,
     key_type: str = "int",
@@ -119,11 +123,11 @@ def run_experiment(
 ) -> BenchResult:
     """Run the FLIP-140 WordCount experiment; see the module doc. Writes nothing.
 
-    Sizes come from the profiles table (:mod:`skewlab.experiments.profiles`) unless given.
+    Sizes come from the chapter registry (:mod:`skewlab.experiments.chapters`) unless given.
     """
     from tqdm.auto import tqdm
 
-    settings = profile_settings(EXPERIMENT, profile)
+    settings = size_settings(EXPERIMENT, size)
     runs = resolve_runs(settings, runs)
     n = settings["n"] if n is None else n
     k = settings["k"] if k is None else k
@@ -192,7 +196,7 @@ def run_experiment(
         for keys in (memory_k, k):
             measure(strategy, keys, 0, "memory")
     bar.close()
-    return BenchResult(EXPERIMENT, profile, rows, summarize(rows, key_type))
+    return BenchResult(EXPERIMENT, size, rows, summarize(rows, key_type))
 
 
 def _values(rows, strategy: str, field: str, part: str = "main") -> dict[int, float]:

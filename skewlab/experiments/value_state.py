@@ -58,7 +58,7 @@ from functools import partial
 
 import numpy as np
 
-from skewlab.experiments.profiles import profile_settings, resolve_runs
+from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.results import BenchResult, spread
 from skewlab.operators.count_loops import get_each, put_each
 from skewlab.state import create_backend
@@ -66,7 +66,7 @@ from skewlab.state.java_hash import java_long_hash_array
 from skewlab.state.key_groups import assign_to_key_group_array
 from skewlab.validation import check_whole
 
-EXPERIMENT = "value-state"
+EXPERIMENT = "value_state"
 BACKENDS = ("heap", "rocksdb", "single_key")
 OPERATIONS = ("valueAdd", "valueGet", "valueUpdate")
 SEED_OPS_PER_MS = {
@@ -172,7 +172,7 @@ def _per_ms(ops: int, ms: float) -> float:
 
 
 def run_experiment(
-    profile: str = "quick",
+    size: str = "quick",
     runs: int | None = None,
     *,
     keys: int | None = None,
@@ -183,7 +183,7 @@ def run_experiment(
     """Run the ValueState micro-benchmark; see the module doc. Writes nothing."""
     from tqdm.auto import tqdm
 
-    settings = profile_settings(EXPERIMENT, profile)
+    settings = size_settings(EXPERIMENT, size)
     runs = resolve_runs(settings, runs)
     keys = check_whole("keys", settings["keys"] if keys is None else keys, 1)
     rows = []
@@ -205,7 +205,7 @@ def run_experiment(
                 )
             bar.update()
     bar.close()
-    return BenchResult(EXPERIMENT, profile, rows, summarize(rows))
+    return BenchResult(EXPERIMENT, size, rows, summarize(rows))
 
 
 #: The ratios reported per operation: ``name: (faster backend, slower backend)``.
@@ -227,6 +227,10 @@ def seed_ratios() -> dict[str, float]:
         for name, (a, b) in RATIOS.items()
         for op in OPERATIONS
     }
+
+
+#: The headline ratios (summary keys) and the seed's figure for each.
+HEADLINES: dict[str, float | None] = seed_ratios()
 
 
 def summarize(rows) -> dict:

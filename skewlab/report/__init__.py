@@ -1,7 +1,7 @@
 """Render the lab's notebooks to a self-contained HTML report.
 
-Each notebook in ``notebooks/`` is executed through papermill with a profile (``tiny``,
-``quick`` or ``full``: the sizes of :mod:`skewlab.experiments.profiles`), all of them in one
+Each notebook in ``notebooks/`` is executed through papermill at one size (``tiny``,
+``quick`` or ``full``: :func:`skewlab.experiments.chapters.size_settings`), all of them in one
 shared Jupyter kernel, rendered to standalone HTML with nbconvert (skewlab's template: plotly.js
 inlined, no CDN), and linked from an ``index.html`` with a one-line summary each. A failing
 notebook is reported with its name and cell; the other reports are still written. Where each

@@ -32,7 +32,7 @@ li {{ margin: .6rem 0; }} .ok {{ color: #666; font-size: .9em; }}
 </style></head>
 <body>
 <h1>skewlab &mdash; hot keys in stateful stream aggregation</h1>
-<p>Profile <code>{html.escape(result.profile)}</code>, rendered in {result.seconds:.0f} s.
+<p>Size <code>{html.escape(result.size)}</code>, rendered in {result.seconds:.0f} s.
 Every chart was measured on Apache Spark when this report was made.</p>
 <ol>
 {chr(10).join(rows)}

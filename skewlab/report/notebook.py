@@ -4,7 +4,7 @@ Example::
 
     >>> from skewlab import paths
     >>> notebook_parameters(paths.notebooks_dir() / "00_hot_keys.ipynb", "tiny")
-    {'profile': 'tiny'}
+    {'size': 'tiny'}
 """
 
 from __future__ import annotations
@@ -33,20 +33,21 @@ __all__ = [
 KERNEL_ARGUMENTS = ["--log-level=ERROR", "--HistoryManager.hist_file=:memory:"]
 
 
-def notebook_parameters(nb_path: Path, profile: str) -> dict[str, object]:
-    """The papermill parameters of one notebook in a report: its ``profile``, which every lab
-    notebook's ``parameters`` cell declares and reads its sizes from
-    (:mod:`skewlab.experiments.profiles`). A notebook without a ``parameters`` cell gets none.
+def notebook_parameters(nb_path: Path, size: str) -> dict[str, object]:
+    """The papermill parameters of one notebook in a report: its ``size``, which every lab
+    notebook's ``parameters`` cell declares and reads its settings from
+    (:func:`skewlab.experiments.chapters.size_settings`). A notebook without a ``parameters``
+    cell gets none.
 
     Example::
 
         >>> from skewlab import paths
         >>> notebook_parameters(paths.notebooks_dir() / "00_hot_keys.ipynb", "tiny")
-        {'profile': 'tiny'}
+        {'size': 'tiny'}
     """
     cells = json.loads(Path(nb_path).read_text(encoding="utf-8")).get("cells", [])
     tagged = any("parameters" in c.get("metadata", {}).get("tags", []) for c in cells)
-    return {"profile": profile} if tagged else {}
+    return {"size": size} if tagged else {}
 
 
 @dataclass
@@ -139,7 +140,7 @@ def render_notebook(
 
     Example::
 
-        >>> report = render_notebook(path, Path("reports"), {"profile": "tiny"})  # doctest: +SKIP
+        >>> report = render_notebook(path, Path("reports"), {"size": "tiny"})  # doctest: +SKIP
         >>> report.ok, report.timing.spark  # doctest: +SKIP
         (True, 4.2)
     """

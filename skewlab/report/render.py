@@ -15,7 +15,7 @@ from pathlib import Path
 
 from skewlab import paths
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.profiles import PROFILES
+from skewlab.experiments.chapters import SIZES
 from skewlab.report.index import write_index
 from skewlab.report.kernel import SharedKernel, report_environment
 from skewlab.report.notebook import (
@@ -34,7 +34,7 @@ __all__ = ["ReportResult", "notebook_paths", "render_report", "select_notebooks"
 class ReportResult:
     """Every notebook's outcome and the index page."""
 
-    profile: str
+    size: str
     index: Path
     notebooks: list[NotebookReport] = field(default_factory=list)
     seconds: float = 0.0
@@ -66,17 +66,17 @@ def _number(name: str) -> int | None:
 
 def select_notebooks(names: str | list[str], directory: Path | None = None) -> list[Path]:
     """The notebooks named by ``names`` (a list, or one comma-separated string), each by its
-    number (``3`` or ``03``) or its file name with or without ``.ipynb``, in the lab's numbered
-    order.
+    number (``3`` or ``03``), its chapter id (``backlog``) or its file name with or without
+    ``.ipynb``, in the lab's numbered order.
 
     Example::
 
-        >>> [p.name for p in select_notebooks("3,05_sorted_batch_execution")]
-        ['03_memory_buffering.ipynb', '05_sorted_batch_execution.ipynb']
+        >>> [p.name for p in select_notebooks("3,05_sorted_input,backlog")]
+        ['03_buffering.ipynb', '05_sorted_input.ipynb', '07_backlog.ipynb']
         >>> select_notebooks("3x")
         Traceback (most recent call last):
         ...
-        skewlab.errors.SkewlabInputError: no notebook '3x' (--notebooks): use a number 00-08 or a name such as 03_memory_buffering
+        skewlab.errors.SkewlabInputError: no notebook '3x' (--notebooks): use a number 00-08 or a name such as 03_buffering
     """  # noqa: E501
     available = notebook_paths(directory)
     if isinstance(names, str):
@@ -86,7 +86,11 @@ def select_notebooks(names: str | list[str], directory: Path | None = None) -> l
         raise SkewlabInputError("--notebooks names no notebook: give numbers such as 03,05")
     chosen = set()
     for name in wanted:
-        match = [p for p in available if p.stem == name or _number(p.stem) == _number(name)]
+        match = [
+            p
+            for p in available
+            if name in (p.stem, p.stem.split("_", 1)[-1]) or _number(p.stem) == _number(name)
+        ]
         if not match:
             numbers = [p.stem.split("_", 1)[0] for p in available]
             example = available[min(3, len(available) - 1)].stem
@@ -99,14 +103,14 @@ def select_notebooks(names: str | list[str], directory: Path | None = None) -> l
 
 
 def render_report(
-    profile: str = "quick",
+    size: str = "quick",
     out: str | Path | None = None,
     *,
     notebooks: list[Path] | None = None,
     progress: bool = True,
     kernel_name: str = "python3",
 ) -> ReportResult:
-    """Execute and render every notebook with a report profile's parameters.
+    """Execute and render every notebook at one size (its ``size`` parameter).
 
     The notebooks run one after the other in one Jupyter kernel
     (:class:`~skewlab.report.kernel.SharedKernel`): the kernel, the imports and Spark's JVM
@@ -114,7 +118,7 @@ def render_report(
     their measurements would share the machine's cores.
 
     Args:
-        profile: ``quick`` (the default; about 3 minutes on 2 cores), ``full`` (the seeds'
+        size: ``quick`` (the default; about 3 minutes on 2 cores), ``full`` (the seeds'
             sizes), or ``tiny`` (what the tests render).
         out: output directory (default ``reports/``); must not be an existing file.
         notebooks: the notebooks to run (default: all of ``notebooks/``).
@@ -129,7 +133,7 @@ def render_report(
     """
     from tqdm.auto import tqdm
 
-    check_choice("report profile (--profile)", profile, PROFILES)
+    check_choice("report size (--size)", size, SIZES)
     out_dir = Path(out) if out is not None else paths.reports_dir()
     if out_dir.exists() and not out_dir.is_dir():
         raise SkewlabInputError(f"output path {str(out_dir)!r} exists and is a file")
@@ -140,7 +144,7 @@ def render_report(
     if missing:
         raise SkewlabInputError(f"notebook(s) not found: {', '.join(missing)}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    result = ReportResult(profile=profile, index=out_dir / "index.html")
+    result = ReportResult(size=size, index=out_dir / "index.html")
     started = time.perf_counter()
     bar = tqdm(nb_paths, desc="report", unit="notebook", disable=not progress)
     with (
@@ -151,7 +155,7 @@ def render_report(
     ):
         for nb_path in bar:
             bar.set_postfix_str(nb_path.stem)
-            params = notebook_parameters(nb_path, profile)
+            params = notebook_parameters(nb_path, size)
             result.notebooks.append(
                 render_notebook(nb_path, out_dir, params, kernel_name, kernel=kernel)
             )

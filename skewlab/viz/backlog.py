@@ -4,7 +4,7 @@ strategy.
 
 Example::
 
-    >>> from skewlab.experiments.catch_up import EXAMPLE_INPUTS, catch_up_curve
+    >>> from skewlab.experiments.backlog import EXAMPLE_INPUTS, catch_up_curve
     >>> curve = catch_up_curve(EXAMPLE_INPUTS, outage_hours=4, rate=700, normal_parallelism=2)
     >>> [t.name for t in catch_up_figure(curve).data]
     ['example (simulated)']
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from skewlab.experiments.catch_up import (
+from skewlab.experiments.backlog import (
     MeasuredInputs,
     catch_up_curve,
     max_subtask_share,

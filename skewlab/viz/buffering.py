@@ -350,10 +350,10 @@ def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
     Example::
 
         >>> show_saved_benchmark(None)
-        no saved result yet: run `skewlab bench buffering --profile full`
+        no saved result yet: run `skewlab bench buffering --size full`
     """
     if saved is None:
-        print("no saved result yet: run `skewlab bench buffering --profile full`")
+        print("no saved result yet: run `skewlab bench buffering --size full`")
         return None
     summary = saved["summary"]
     # results saved before skewlab measured job throughput carry operator throughput only
@@ -361,7 +361,7 @@ def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
     at_20 = summary.get("speedup_at_20_keys")
     cards = len(summary.get("by_cardinality", []))
     print(
-        f"profile {saved.get('profile', '?')}, {cards} cardinalities, {summary['runs']} run(s) "
+        f"size {saved.get('size', '?')}, {cards} cardinalities, {summary['runs']} run(s) "
         "each; speedup at 20 keys: "
         + (f"{at_20:.1f}x" if at_20 else "not measured")
         + f" in {measure} (the article's figure: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x); all digests "

@@ -4,7 +4,7 @@ measured, and operator state's three redistribution modes.
 
 Example::
 
-    >>> from skewlab.experiments.rescale import key_assignment_table
+    >>> from skewlab.experiments.rescaling import key_assignment_table
     >>> table = key_assignment_table(range(21), max_parallelism=10, old_parallelism=3,
     ...                              new_parallelism=4)
     >>> fig = assignment_figure(table)
@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from skewlab.experiments.rescale import key_assignment_table
+from skewlab.experiments.rescaling import key_assignment_table
 from skewlab.state.operator_state import DISTRIBUTION_MODES, repartition_list_state
 from skewlab.viz.explorer import Explorer
 from skewlab.viz.palette import COLORS, SUBTASK_COLORS, TEMPLATE
@@ -76,7 +76,7 @@ def files_read_comparison(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def assignment_figure(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
-    """The seed's Figure 3 from :func:`~skewlab.experiments.rescale.key_assignment_table`: each
+    """The seed's Figure 3 from :func:`~skewlab.experiments.rescaling.key_assignment_table`: each
     key's old and new subtask, (A) without key groups (``key % p``) and (B) with them (key
     groups in ranges). The subplot titles count the keys that move and the old files each new
     subtask reads at most."""
@@ -134,7 +134,7 @@ def assignment_figure(table: pd.DataFrame, *, title: str | None = None) -> go.Fi
 
 
 def restore_ways_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per restore way (rows of :func:`~skewlab.experiments.rescale.restore_table`): totals over
+    """Per restore way (rows of :func:`~skewlab.experiments.rescaling.restore_table`): totals over
     the new subtasks, and the job's modelled time (its slowest subtask's)."""
     columns = ["bytes_read", "requests", "files_opened", "keys_read", "keys_kept", "seconds"]
     totals = frame.groupby("way", sort=False)[columns].sum()

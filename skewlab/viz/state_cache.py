@@ -2,11 +2,11 @@
 the 0%-hit record taken apart, and a cache-size slider.
 
 Every function takes a :class:`~skewlab.experiments.results.BenchResult` of
-:mod:`skewlab.experiments.cache` and returns a pandas DataFrame or a plotly figure.
+:mod:`skewlab.experiments.state_cache` and returns a pandas DataFrame or a plotly figure.
 
 Example::
 
-    >>> from skewlab.experiments.cache import run_experiment
+    >>> from skewlab.experiments.state_cache import run_experiment
     >>> result = run_experiment("tiny", progress=False)                 # doctest: +SKIP
     >>> hit_ratio_curve_figure(result).show()                          # doctest: +SKIP
 """
@@ -20,13 +20,13 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from skewlab.experiments.cache import (
+from skewlab.experiments.percent import percent
+from skewlab.experiments.state_cache import (
     HEADLINE_MEASURE,
     SEED_HIT_RATIOS,
     SEED_SPEEDUPS,
     SIDE_LABELS,
 )
-from skewlab.experiments.percent import percent
 from skewlab.inputs.wordcount import flip325_input
 from skewlab.strategies.count import run_count
 from skewlab.viz.explorer import Explorer

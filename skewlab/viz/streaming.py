@@ -297,26 +297,26 @@ def rescale_table(rescale: Mapping[str, Any]) -> pd.DataFrame:
 
 def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
     """Show a saved ``skewlab bench streaming`` result (notebook 08 passes
-    ``latest_result("streaming", profile="full")``), or say there is none.
+    ``latest_result("streaming", size="full")``), or say there is none.
 
     Example::
 
         >>> show_saved_benchmark(None)
-        no saved result yet: run `skewlab bench streaming --profile full`
+        no saved result yet: run `skewlab bench streaming --size full`
     """
     if saved is None:
-        print("no saved result yet: run `skewlab bench streaming --profile full`")
+        print("no saved result yet: run `skewlab bench streaming --size full`")
         return None
     s = saved["summary"]
     at_20 = s.get("per_batch_over_per_record_at_20_keys")
     print(
-        f"profile {s.get('profile', '?')}, {s['runs']} run(s) per point; per-batch / per-record "
+        f"size {saved.get('size', '?')}, {s['runs']} run(s) per point; per-batch / per-record "
         f"at 20 keys: " + (f"{at_20:.1f}x" if at_20 else "not measured")
         + f" (seed 000's buffer, Flink: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x); all digests match: "
         + str(s.get("all_digests_match"))
     )  # fmt: skip
     rows = bench_rows(saved)
-    title = f"Saved benchmark ({s.get('profile', '?')} profile): {ratio_title(rows)}"
+    title = f"Saved benchmark ({saved.get('size', '?')} size): {ratio_title(rows)}"
     fig = throughput_figure(rows, title=title)
     fig.show()
     return fig

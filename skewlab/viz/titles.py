@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from skewlab.experiments.profiles import SEED_KEYS
+from skewlab.experiments.chapters import SEED_KEYS
 
 __all__ = ["latency_title", "milliseconds", "seed_point"]
 

@@ -47,7 +47,7 @@ def tiny_copy(name: str, folder: Path) -> Path:
     """The lab's notebook ``name`` with papermill's parameters for the tiny profile, in
     ``folder`` (the notebook itself is never changed)."""
     nb = load_notebook_node(str(paths.notebooks_dir() / name))
-    nb = parameterize_notebook(nb, {"profile": "tiny"})
+    nb = parameterize_notebook(nb, {"size": "tiny"})
     target = folder / name
     nbformat.write(nb, str(target))
     return target
@@ -210,7 +210,7 @@ class NotebookQueue:
 
     Example::
 
-        queue = NotebookQueue(open_tab, lab, ["00_hot_keys.ipynb", "01_ebs_latency_math.ipynb"])
+        queue = NotebookQueue(open_tab, lab, ["00_hot_keys.ipynb", "01_ebs_latency.ipynb"])
         nb = queue.take("00_hot_keys.ipynb")   # 01 starts running in a second tab
         seconds = nb.wait_run_all()
         queue.done(nb)

@@ -172,13 +172,13 @@ def drive_08(nb: LabNotebook) -> None:
 
 DRIVERS = {
     "00_hot_keys.ipynb": drive_00,
-    "01_ebs_latency_math.ipynb": drive_01,
-    "02_key_salting.ipynb": drive_02,
-    "03_memory_buffering.ipynb": drive_03,
-    "04_lru_state_cache.ipynb": drive_04,
-    "06_rescaling_key_groups.ipynb": drive_06,
-    "07_outage_backlog.ipynb": drive_07,
-    "08_structured_streaming.ipynb": drive_08,
+    "01_ebs_latency.ipynb": drive_01,
+    "02_salting.ipynb": drive_02,
+    "03_buffering.ipynb": drive_03,
+    "04_state_cache.ipynb": drive_04,
+    "06_rescaling.ipynb": drive_06,
+    "07_backlog.ipynb": drive_07,
+    "08_streaming.ipynb": drive_08,
 }
 
 

@@ -9,7 +9,7 @@ import pytest
 from skewlab import paths
 from skewlab.cli import main
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments import cache, sorted_input, value_state
+from skewlab.experiments import sorted_input, state_cache, value_state
 
 
 @pytest.mark.parametrize(
@@ -19,10 +19,13 @@ from skewlab.experiments import cache, sorted_input, value_state
         (lambda: sorted_input.run_experiment("quick", 1, n=0, k=1), "N \\(records\\)"),
         (lambda: sorted_input.run_experiment("quick", 1, k=0), "K \\(distinct keys\\)"),
         (lambda: sorted_input.run_experiment("quick", 1, key_type="uuid"), "unknown key type"),
-        (lambda: sorted_input.run_experiment("huge", 1), r"unknown profile \(--profile\) 'huge'"),
-        (lambda: cache.run_experiment("quick", 1, sizes=(250, -1)), "cache size"),
-        (lambda: cache.run_experiment("quick", 1, costs_n=-1), "costs N"),
-        (lambda: cache.run_experiment("quick", 0), "runs \\(--runs\\) must be a whole number >= 1"),
+        (lambda: sorted_input.run_experiment("huge", 1), r"unknown size \(--size\) 'huge'"),
+        (lambda: state_cache.run_experiment("quick", 1, sizes=(250, -1)), "cache size"),
+        (lambda: state_cache.run_experiment("quick", 1, costs_n=-1), "costs N"),
+        (
+            lambda: state_cache.run_experiment("quick", 0),
+            "runs \\(--runs\\) must be a whole number >= 1",
+        ),
         (lambda: value_state.run_experiment("quick", 1, keys=0), "keys must be"),
     ],
 )
@@ -32,19 +35,22 @@ def test_bad_benchmark_input_is_refused_before_any_work(call, message):
 
 
 def test_cli_knows_the_new_experiments_and_keeps_bufferings_options(capsys):
-    assert main(["bench", "sorted", "--key-type", "float", "--json"]) == 2
-    assert "unknown key type 'float'" in capsys.readouterr().err
+    assert main(["bench", "sorted_input", "--key-type", "float", "--json"]) == 2
+    assert "invalid choice: 'float'" in capsys.readouterr().err
     with pytest.raises(SystemExit) as info:
-        main(["bench", "buffering", "--profile", "quick", "--runs", "1", "--parallelism", "2",
+        main(["bench", "buffering", "--size", "quick", "--runs", "1", "--parallelism", "2",
               "--key-type", "int"])  # fmt: skip
-    assert info.value.code == 2  # --key-type belongs to sorted only
+    assert info.value.code == 2  # --key-type belongs to sorted_input only
 
 
 def test_cli_value_state_prints_one_json_object(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(paths, "results_dir", lambda: tmp_path)
-    assert main(["bench", "value-state", "--profile", "tiny", "--json"]) == 0
-    payload = json.loads(capsys.readouterr().out)
-    assert payload["experiment"] == "value-state"
+    assert main(["bench", "value-state", "--profile", "tiny", "--json"]) == 0  # former spellings
+    out, err = capsys.readouterr()
+    payload = json.loads(out)
+    assert payload["experiment"] == "value_state"
+    assert "skewlab bench: 'value-state' is deprecated, use 'value_state'" in err
+    assert "--profile is deprecated, use --size" in err
     assert {"heap_over_rocksdb_add", "single_key_over_heap_add"} <= set(payload["summary"])
     assert payload["summary"]["headline_measure"] == "ops_per_wall_ms"
-    assert len(list(tmp_path.glob("value-state-tiny-*.json"))) == 1
+    assert len(list(tmp_path.glob("value_state-tiny-*.json"))) == 1

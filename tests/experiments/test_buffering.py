@@ -8,7 +8,7 @@ import pytest
 from skewlab.aggregates.stats_state import SINGLE_VIEW_COLUMNS
 from skewlab.engine.routing import KEY_GROUP
 from skewlab.experiments import buffering
-from skewlab.experiments.profiles import profile_settings
+from skewlab.experiments.chapters import size_settings
 
 BOOKKEEPING = {"tweet_id", KEY_GROUP, "seq"}  # the key, its routing, the arrival order
 
@@ -19,7 +19,7 @@ def result(spark):
 
 
 def test_every_run_of_every_side_ends_with_the_reference_digest(result):
-    settings = profile_settings("buffering", "tiny")
+    settings = size_settings("buffering", "tiny")
     assert len(result.rows) == len(buffering.SIDES) * len(settings["cardinalities"])
     assert all(r["digest_matches_reference"] for r in result.rows)
     assert all(r["records_in"] == settings["n_views"] for r in result.rows)
@@ -58,13 +58,13 @@ def test_fewer_keys_mean_fewer_state_accesses_for_the_buffers_only(result):
             r["state_reads"] for r in result.rows if r["strategy"] == side and r["cardinality"] == k
         )
 
-    n = profile_settings("buffering", "tiny")["n_views"]
+    n = size_settings("buffering", "tiny")["n_views"]
     assert reads("naive", 20) == reads("naive", 1_000) == n  # one read per record
     for side in ("buffered", "buffered_list"):  # at most one read per key per flush
         assert reads(side, 20) <= 20 * (n // 1_000 + 1) < reads(side, 1_000) < n
 
 
 def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):
-    from skewlab.experiments.headlines import HEADLINE_RATIOS
+    from skewlab.experiments.chapters import headline_ratios
 
-    assert all(result.summary[key] is not None for key in HEADLINE_RATIOS["buffering"])
+    assert all(result.summary[key] is not None for key in headline_ratios("buffering"))

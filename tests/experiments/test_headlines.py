@@ -7,57 +7,61 @@ import os
 
 from skewlab import paths
 from skewlab.cli import main
-from skewlab.experiments.headlines import HEADLINE_RATIOS, compare_profiles
+from skewlab.experiments.chapters import headline_ratios
+from skewlab.experiments.headlines import compare_sizes
 from skewlab.experiments.machine import this_machine
 from skewlab.experiments.results import BenchResult
 
 
-def _write(directory, experiment, profile, summary, mtime):
-    result = BenchResult(experiment, profile, [{"run": 0}], summary)
+def _write(directory, experiment, size, summary, mtime):
+    result = BenchResult(experiment, size, [{"run": 0}], summary)
     for path in result.write(directory):
         os.utime(path, (mtime, mtime))
     return result
 
 
 def test_the_newest_quick_and_full_files_are_compared_ratio_by_ratio(tmp_path):
-    keys = HEADLINE_RATIOS["cache"]
-    _write(tmp_path, "cache", "full", dict.fromkeys(keys, 20.0) | {"speedup_250": 0.9}, 2_000)
-    _write(tmp_path, "cache", "quick", dict.fromkeys(keys, 22.0) | {"speedup_250": 0.7}, 3_000)
-    rows, missing = compare_profiles(["cache", "sorted"], tmp_path)
+    keys = headline_ratios("state_cache")
+    _write(tmp_path, "state_cache", "full", dict.fromkeys(keys, 20.0) | {"speedup_250": 0.9}, 2_000)
+    _write(
+        tmp_path, "state_cache", "quick", dict.fromkeys(keys, 22.0) | {"speedup_250": 0.7}, 3_000
+    )
+    rows, missing = compare_sizes(["state_cache", "sorted_input"], tmp_path)
     assert missing == [
-        "skewlab bench sorted --profile quick",
-        "skewlab bench sorted --profile full",
+        "skewlab bench sorted_input --size quick",
+        "skewlab bench sorted_input --size full",
     ]
     by_ratio = {r["ratio"]: r for r in rows}
     assert set(by_ratio) == set(keys)
     assert by_ratio["speedup_1000"]["difference"] == 22.0 / 20.0 - 1
     assert by_ratio["speedup_1000"]["within"] is True  # +10 %
+    assert by_ratio["speedup_1000"]["seed"] == 21.6  # FLIP-325's figure beside both
     assert by_ratio["speedup_250"]["within"] is False  # 0.7 against 0.9: -22 %
 
 
 def test_the_cli_prints_the_table_and_says_what_is_missing(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(paths, "results_dir", lambda: tmp_path)
-    keys = HEADLINE_RATIOS["buffering"]
+    keys = headline_ratios("buffering")
     _write(tmp_path, "buffering", "full", dict.fromkeys(keys, 40.0), 1_000)
     _write(tmp_path, "buffering", "quick", dict.fromkeys(keys, 30.0), 2_000)
-    assert main(["bench", "compare", "buffering", "cache"]) == 0
+    assert main(["bench", "compare", "buffering", "state_cache"]) == 0
     out, err = capsys.readouterr()
     assert "speedup_at_20_keys" in out and "-25.0%" in out and "outside 15%" in out
-    assert "skewlab bench cache --profile quick" in err
+    assert "skewlab bench state_cache --size quick" in err
     assert main(["bench", "compare", "nope"]) == 2
-    assert "unknown experiment 'nope'" in capsys.readouterr().err
+    assert "unknown benchmark 'nope'" in capsys.readouterr().err
 
 
 def test_compare_says_when_the_two_files_come_from_different_machines(
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setattr(paths, "results_dir", lambda: tmp_path)
-    keys = HEADLINE_RATIOS["buffering"]
+    keys = headline_ratios("buffering")
     here = this_machine()
     elsewhere = {**here, "boot_id": "00000000-another-boot"}
     _write(tmp_path, "buffering", "full", dict.fromkeys(keys, 40.0) | {"machine": elsewhere}, 1)
     _write(tmp_path, "buffering", "quick", dict.fromkeys(keys, 39.0), 2)  # recorded: this one
-    rows, _ = compare_profiles(["buffering"], tmp_path)
+    rows, _ = compare_sizes(["buffering"], tmp_path)
     assert {r["same_machine"] for r in rows} == {False}
     assert rows[0]["quick_machine"] == here
     assert main(["bench", "compare", "buffering"]) == 0
@@ -66,7 +70,7 @@ def test_compare_says_when_the_two_files_come_from_different_machines(
     assert "boot 00000000" in out
 
     _write(tmp_path, "buffering", "full", dict.fromkeys(keys, 40.0), 3)  # this machine too
-    rows, _ = compare_profiles(["buffering"], tmp_path)
+    rows, _ = compare_sizes(["buffering"], tmp_path)
     assert {r["same_machine"] for r in rows} == {True}
     assert main(["bench", "compare", "buffering"]) == 0
     assert "machine" not in capsys.readouterr().out

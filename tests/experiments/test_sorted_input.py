@@ -76,6 +76,6 @@ def test_summary_text_shows_headline_spread_and_seed(result):
 
 
 def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):
-    from skewlab.experiments.headlines import HEADLINE_RATIOS
+    from skewlab.experiments.chapters import headline_ratios
 
-    assert all(result.summary[key] is not None for key in HEADLINE_RATIOS["sorted"])
+    assert all(result.summary[key] is not None for key in headline_ratios("sorted_input"))

@@ -66,6 +66,6 @@ def test_spark_refuses_transform_with_state_on_its_default_provider(spark):
 
 
 def test_the_summary_carries_every_headline_ratio_bench_compare_reads(tiny):
-    from skewlab.experiments.headlines import HEADLINE_RATIOS
+    from skewlab.experiments.chapters import headline_ratios
 
-    assert all(tiny.summary[key] is not None for key in HEADLINE_RATIOS["streaming"])
+    assert all(tiny.summary[key] is not None for key in headline_ratios("streaming"))

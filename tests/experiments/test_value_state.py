@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from skewlab.experiments import value_state
-from skewlab.experiments.headlines import HEADLINE_RATIOS
+from skewlab.experiments.chapters import headline_ratios
 from skewlab.viz.sorted_input import value_state_table
 
 
@@ -32,7 +32,7 @@ def test_value_state_experiment_measures_every_backend_and_operation():
     assert s["heap_over_rocksdb_add_cpu"] == cpu["heap"] / cpu["rocksdb"]
     assert s["seed_ratios"]["single_key_over_heap_get"] == pytest.approx(30861.293 / 12718.518)
     assert "warm-up pass" in value_state.format_summary(result)
-    assert all(s[key] is not None for key in HEADLINE_RATIOS["value-state"])  # bench compare's
+    assert all(s[key] is not None for key in headline_ratios("value_state"))  # bench compare's
     table = value_state_table(result)  # whole ops/ms, one row per (operation, backend)
     assert len(table) == 9 and str(table["warm-up pass ops/ms"].dtype) == "Int64"
     add_heap = table[(table["operation"] == "valueAdd") & (table["backend"] == "heap")].iloc[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from skewlab.experiments.catch_up import EXAMPLE_INPUTS, catch_up_curve, with_inputs, zipf_shares
+from skewlab.experiments.backlog import EXAMPLE_INPUTS, catch_up_curve, with_inputs, zipf_shares
 from skewlab.viz.backlog import backlog_explorer, capacity_figure, catch_up_figure
 
 

@@ -9,8 +9,8 @@ import pytest
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.iomodel.profiles import load_profile
 from skewlab.viz.buffering import buffering_explorer
+from skewlab.viz.ebs_latency import ceiling_explorer
 from skewlab.viz.hot_keys import skew_explorer
-from skewlab.viz.latency import ceiling_explorer
 from skewlab.viz.render import REPORT_ENV
 from skewlab.viz.salting import salting_explorer
 from skewlab.viz.state_cache import cache_size_explorer

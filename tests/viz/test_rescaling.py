@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from skewlab.experiments.rescale import key_assignment_table, source_offsets
+from skewlab.experiments.rescaling import key_assignment_table, source_offsets
 from skewlab.viz.rescaling import (
     assignment_figure,
     files_read_comparison,

@@ -51,8 +51,8 @@ import pandas as pd
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
+from skewlab.experiments.chapters import size_settings
 from skewlab.experiments.percent import percent
-from skewlab.experiments.profiles import profile_settings
 from skewlab.experiments.results import BenchResult
 from skewlab.inputs.views import ViewSpec, generate_views, key_load, zipf_cdf
 from skewlab.iomodel.restore_time import StorageReadModel, object_store_model
@@ -66,6 +66,7 @@ from skewlab.strategies.resume import run_with_savepoint
 from skewlab.validation import check_number, check_whole
 
 __all__ = [
+    "HEADLINES",
     "CURVES",
     "EXAMPLE_INPUTS",
     "EXPERIMENT",
@@ -82,7 +83,9 @@ __all__ = [
     "zipf_shares",
 ]
 
-EXPERIMENT = "catch_up"
+EXPERIMENT = "backlog"
+#: The headline ratios: none yet -- its figures are hours against parallelism, not ratios.
+HEADLINES: dict[str, float | None] = {}
 
 #: The curves of the lesson: (label, strategy, distribution).
 CURVES = (
@@ -352,7 +355,7 @@ def measure(
 
 
 def run_experiment(
-    profile: str = "quick",
+    size: str = "quick",
     runs: int | None = None,
     *,
     parallelism: int | None = None,
@@ -364,13 +367,13 @@ def run_experiment(
     """Measure the three curves' inputs on real runs and simulate their catch-up curves.
 
     The input rate, the same for every curve, is ``utilization`` times the smallest of the
-    curves' capacities at the normal parallelism (``parallelism``, default the profile's): every
+    curves' capacities at the normal parallelism (``parallelism``, default the size's): every
     configuration keeps up with the normal load.
     ``runs`` is not used (each measurement is one run).
     """
     from tqdm.auto import tqdm
 
-    settings = profile_settings(EXPERIMENT, profile)
+    settings = size_settings(EXPERIMENT, size)
     hours = check_number(
         "outage_hours",
         settings["outage_hours"] if outage_hours is None else outage_hours,
@@ -431,7 +434,7 @@ def run_experiment(
     )
     rows = curves.to_dict("records")
     summary = summarize(rows, inputs, hours=hours, rate=rate, normal_parallelism=normal_p)
-    return BenchResult(EXPERIMENT, profile, rows, summary)
+    return BenchResult(EXPERIMENT, size, rows, summary)
 
 
 def summarize(rows, inputs: Sequence[MeasuredInputs], *, hours, rate, normal_parallelism) -> dict:
@@ -516,8 +519,8 @@ def measured_table(result: BenchResult) -> pd.DataFrame:
 
 def measured_inputs(result: BenchResult) -> list[MeasuredInputs]:
     """The measured inputs of a result, with synthetic key shares of the same number of keys
-    (uniform, or Zipf at the profile's skew) -- what the explorer's sliders start from."""
-    skew = profile_settings(EXPERIMENT, result.profile)["skew"]
+    (uniform, or Zipf at the size's skew) -- what the explorer's sliders start from."""
+    skew = size_settings(EXPERIMENT, result.size)["skew"]
     out = []
     for m in result.summary["measured"]:
         n = m["keys"]

@@ -1,5 +1,5 @@
 """The outage backlog: the catch-up arithmetic, the hot key's ceiling, the restart cost that
-makes scaling out too far lose, and ``skewlab catch-up --profile tiny`` on real runs."""
+makes scaling out too far lose, and ``skewlab bench backlog --size tiny`` on real runs."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from skewlab import paths
 from skewlab.cli import main
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments import catch_up
-from skewlab.experiments.catch_up import (
+from skewlab.experiments import backlog
+from skewlab.experiments.backlog import (
     EXAMPLE_INPUTS,
     catch_up_curve,
     catch_up_seconds,
@@ -78,14 +78,14 @@ def test_bad_parameters_are_refused_before_any_work():
     with pytest.raises(SkewlabInputError, match="normal_parallelism"):
         catch_up_curve(EXAMPLE_INPUTS, outage_hours=1, rate=5, normal_parallelism=500)
     with pytest.raises(SkewlabInputError, match="utilization must be a number > 0"):
-        catch_up.run_experiment("tiny", utilization=0)
+        backlog.run_experiment("tiny", utilization=0)
     with pytest.raises(SkewlabInputError, match="outage_hours"):
-        catch_up.run_experiment("tiny", outage_hours=-1)
+        backlog.run_experiment("tiny", outage_hours=-1)
 
 
 def test_catch_up_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(paths, "results_dir", lambda: tmp_path)
-    assert main(["catch-up", "--profile", "tiny", "--json"]) == 0
+    assert main(["bench", "backlog", "--size", "tiny", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     rows, summary = payload["rows"], payload["summary"]
     assert {r["curve"] for r in rows} == {"uniform, naive", "Zipf, naive", "Zipf, buffered"}
@@ -99,12 +99,18 @@ def test_catch_up_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
     )
     for m in summary["measured"]:
         assert m["per_subtask_rate"] > 0 and m["state_bytes_per_key"] > 0
-    assert len(list(tmp_path.glob("catch_up-tiny-*.json"))) == 1
+    assert len(list(tmp_path.glob("backlog-tiny-*.json"))) == 1
 
 
-def test_catch_up_has_help_with_examples(capsys):
+def test_bench_backlog_has_help_with_examples_and_catch_up_is_its_former_name(capsys):
     with pytest.raises(SystemExit) as info:
-        main(["catch-up", "--help"])
+        main(["bench", "backlog", "--help"])
     assert info.value.code == 0
     out = capsys.readouterr().out
-    assert "examples:" in out and "skewlab catch-up" in out
+    assert "examples:" in out and "skewlab bench backlog" in out and "--outage-hours" in out
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "catch-up" not in capsys.readouterr().out  # still accepted, no longer listed
+    with pytest.raises(SystemExit) as info:
+        main(["catch-up", "--outage-hours", "x"])  # the former command parses as bench backlog
+    assert info.value.code == 2 and "--outage-hours" in capsys.readouterr().err

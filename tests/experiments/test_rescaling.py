@@ -1,5 +1,5 @@
 """The rescale experiment: the seed's Figure 3 assignment, the three restore ways on its 21
-keys (counts checked exactly), and ``skewlab bench rescale --profile tiny`` end to end."""
+keys (counts checked exactly), and ``skewlab bench rescaling --size tiny`` end to end."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import pytest
 from skewlab import paths
 from skewlab.cli import main
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments import rescale
-from skewlab.experiments.headlines import HEADLINE_RATIOS
+from skewlab.experiments import rescaling
+from skewlab.experiments.chapters import headline_ratios
 from skewlab.iomodel.restore_time import object_store_model
 
 
 def test_figure_3_with_and_without_key_groups():
-    table = rescale.key_assignment_table(
+    table = rescaling.key_assignment_table(
         range(21), max_parallelism=10, old_parallelism=3, new_parallelism=4
     )
     # 3B: the old ranges [0,3] [4,6] [7,9], the new ranges [0,2] [3,4] [5,7] [8,9]
@@ -28,12 +28,12 @@ def test_figure_3_with_and_without_key_groups():
     # with key groups, each new subtask reads from at most two old subtasks
     assert table.groupby("new_subtask").old_subtask.nunique().max() == 2
     with pytest.raises(SkewlabInputError, match="exceeds the max parallelism 10"):
-        rescale.key_assignment_table(range(3), max_parallelism=10, old_parallelism=3,
+        rescaling.key_assignment_table(range(3), max_parallelism=10, old_parallelism=3,
                                      new_parallelism=11)  # fmt: skip
 
 
 def test_the_seed_example_restored_three_ways(tmp_path):
-    rows = rescale.seed_example(tmp_path, {"object_store": object_store_model(100, 85)})
+    rows = rescaling.seed_example(tmp_path, {"object_store": object_store_model(100, 85)})
     totals = {}
     for row in rows:
         t = totals.setdefault(row["way"], {"requests": 0, "keys_read": 0, "keys_kept": 0})
@@ -51,7 +51,7 @@ def test_the_seed_example_restored_three_ways(tmp_path):
 
 def test_bench_rescale_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(paths, "results_dir", lambda: tmp_path)
-    assert main(["bench", "rescale", "--profile", "tiny", "--json"]) == 0
+    assert main(["bench", "rescaling", "--size", "tiny", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     s = payload["summary"]
     assert s["digest_equal_after_rescale"] is True and s["keygroups_read_only_owned_bytes"]
@@ -63,19 +63,19 @@ def test_bench_rescale_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
                     "rocksdb_ingest"}  # fmt: skip
     assert {r["distribution"] for r in payload["rows"]} == {"identity", "uniform", "zipf"}
     assert len(list(tmp_path.glob("rescale-tiny-*.json"))) == 1
-    assert all(s[key] is not None for key in HEADLINE_RATIOS["rescale"])  # bench compare's
+    assert all(s[key] is not None for key in headline_ratios("rescaling"))  # bench compare's
 
 
 def test_bad_cases_are_refused_before_any_work():
     with pytest.raises(SkewlabInputError, match="exceeds the max parallelism 128"):
-        rescale.run_experiment("tiny", cases=[(3, 200)])
+        rescaling.run_experiment("tiny", cases=[(3, 200)])
 
 
 def test_a_buffers_in_flight_records_three_ways_on_real_runs(spark):
     from skewlab.inputs.views import ViewSpec, generate_views
 
     views = generate_views(spark, ViewSpec(2_000, 300, 200, seed=1)).cache()
-    table = rescale.in_flight_table(views, parallelism=2, new_parallelism=3, spark=spark)
+    table = rescaling.in_flight_table(views, parallelism=2, new_parallelism=3, spark=spark)
     rows = table.set_index("in_flight")
     assert rows.loc["operator_state", "in_flight_elements"] > 0
     assert rows.loc["operator_state", "misrouted_at_new_parallelism"] > 0

@@ -62,7 +62,7 @@ from skewlab.aggregates.stats_state import StatsSerializer
 from skewlab.engine.config import JobConfig
 from skewlab.engine.savepoint import Savepoint
 from skewlab.engine.session import get_spark
-from skewlab.experiments.profiles import profile_settings
+from skewlab.experiments.chapters import size_settings
 from skewlab.experiments.results import BenchResult
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.iomodel.disk_probe import local_profile
@@ -79,6 +79,7 @@ from skewlab.strategies import Naive
 from skewlab.strategies.resume import run_with_savepoint
 
 __all__ = [
+    "HEADLINES",
     "EXPERIMENT",
     "SEED_EXAMPLE",
     "case_rows",
@@ -97,11 +98,16 @@ __all__ = [
     "summarize",
 ]
 
-EXPERIMENT = "rescale"
+EXPERIMENT = "rescaling"
 #: What the headline ratios are computed from: bytes read and read requests of the restores.
 HEADLINE_MEASURE = "bytes_read_and_requests"
 #: The seed's Figure 3: keys 0..20, identity hash, 10 key groups, 3 -> 4.
 SEED_EXAMPLE = {"keys": 21, "max_parallelism": 10, "old_parallelism": 3, "new_parallelism": 4}
+#: The headline ratios (summary keys); the seed published no figures for them.
+HEADLINES: dict[str, float | None] = {
+    "bytes_read_ratio_naive_over_keygroups": None,
+    "requests_ratio_index_over_keygroups": None,
+}
 
 
 def key_assignment_table(
@@ -243,7 +249,7 @@ def _native_rows(snapshot: KeyedStateSnapshot, new_p: int, root: Path, labels) -
 
 
 def run_experiment(
-    profile: str = "quick",
+    size: str = "quick",
     runs: int | None = None,
     *,
     parallelism: int | None = None,
@@ -255,7 +261,7 @@ def run_experiment(
     used (the cases name their parallelisms; each restore is one measurement)."""
     from tqdm.auto import tqdm
 
-    settings = profile_settings(EXPERIMENT, profile)
+    settings = size_settings(EXPERIMENT, size)
     cases = tuple(tuple(c) for c in (cases or settings["cases"]))
     max_p = settings["max_parallelism"]
     for old_p, new_p in cases:
@@ -310,7 +316,7 @@ def run_experiment(
     summary["digest_equal_after_rescale"] = bool(digests) and all(digests)
     summary["all_digests_match"] = summary["digest_equal_after_rescale"]
     summary["storages"] = {name: model.source for name, model in models.items()}
-    return BenchResult(EXPERIMENT, profile, [_without_lists(r) for r in rows], summary)
+    return BenchResult(EXPERIMENT, size, [_without_lists(r) for r in rows], summary)
 
 
 def _without_lists(row: dict) -> dict:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from skewlab.experiments import cache
+from skewlab.experiments import state_cache
 from skewlab.viz.state_cache import cache_table, zero_hit_cost_table
 
 
 @pytest.fixture(scope="module")
 def result(spark):
-    return cache.run_experiment(
+    return state_cache.run_experiment(
         "tiny", n=20_000, sweep_n=5_000, sweep_sizes=(1000,), costs_n=5_000, progress=False,
         checkpoint_interval_ms=1, write_batch=64, spark=spark,
     )  # fmt: skip
@@ -58,7 +58,7 @@ def test_like_for_like_the_sides_differ_only_in_the_cache(result):
 
 def test_headline_speedups_are_of_job_throughput_round_by_round(result):
     s = result.summary
-    assert s["headline_measure"] == cache.HEADLINE_MEASURE == "job_records_per_second"
+    assert s["headline_measure"] == state_cache.HEADLINE_MEASURE == "job_records_per_second"
     seed_rows = {(r["side"], r["cache_size"]): r for r in result.rows if r["part"] == "seed"}
     base = seed_rows[("rocksdb", None)]
     for side, suffix in (("lru", ""), ("lru_batched", "_batched")):
@@ -73,7 +73,7 @@ def test_headline_speedups_are_of_job_throughput_round_by_round(result):
             assert s[f"operator_speedup_{size}{suffix}"] == pytest.approx(cpu)
     table = cache_table(result)
     assert list(table["side"]) == ["RocksDB, no cache"] + ["FLIP-325 LRU", "batched write-back"] * 3
-    text = cache.format_summary(result)
+    text = state_cache.format_summary(result)
     assert "21.6x" in text and "job throughput" in text
 
 
@@ -93,12 +93,12 @@ def test_bad_settings_are_refused_before_any_work():
     from skewlab.errors import SkewlabInputError
 
     with pytest.raises(SkewlabInputError, match="write batch"):
-        cache.run_experiment("tiny", write_batch=1, progress=False)
+        state_cache.run_experiment("tiny", write_batch=1, progress=False)
     with pytest.raises(SkewlabInputError, match="cache size"):
-        cache.run_experiment("tiny", sizes=(0,), progress=False)
+        state_cache.run_experiment("tiny", sizes=(0,), progress=False)
 
 
 def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):
-    from skewlab.experiments.headlines import HEADLINE_RATIOS
+    from skewlab.experiments.chapters import headline_ratios
 
-    assert all(result.summary[key] is not None for key in HEADLINE_RATIOS["cache"])
+    assert all(result.summary[key] is not None for key in headline_ratios("state_cache"))

@@ -1,0 +1,571 @@
+"""The chapters of the lab: ONE registry that ``skewlab bench``, ``bench compare``, ``report``
+and the notebooks read.
+
+A chapter is a lesson: one notebook, and the same word (its ``id``) names its notebook
+(``notebooks/NN_<id>.ipynb``), its experiment module (``skewlab.experiments.<id>``, where it
+measures something), its figures (``skewlab.viz.<id>``), its sizes (:func:`size_settings`) and
+its benchmark (``skewlab bench <id>``). A chapter may hold more than one benchmark (chapter
+``sorted_input`` also runs ``value_state``, FLIP-140's micro-benchmark); each benchmark is a
+:class:`Benchmark` record with its own id, sizes, headline ratios and extra options.
+
+Sizes (how big a run is) are ``tiny`` (seconds; what the tests render), ``quick`` (minutes on a
+laptop; the default) and ``full`` (the seeds' own sizes). They are not *disk profiles* (what a
+state access costs, :mod:`skewlab.iomodel.profiles`): two words, everywhere.
+
+Adding a chapter means adding one :class:`Chapter` here (and its notebook; the tests in
+``tests/experiments/test_chapters.py`` say what is missing)::
+
+    Chapter(
+        id="doctor", number=9, seed="-", title="The skew doctor: your own keys",
+        sizes={"tiny": {...}, "quick": {...}, "full": {...}},
+        benchmarks=(Benchmark(id="doctor", help="...", headlines="HEADLINES"),),
+    )
+
+Example::
+
+    >>> chapter("state_cache").notebook
+    '04_state_cache.ipynb'
+    >>> benchmark("cache").id          # an old bench name still finds its benchmark
+    'state_cache'
+    >>> size_settings("state_cache", "full")["n"]
+    20000000
+    >>> size_settings("state_cache", "huge")
+    Traceback (most recent call last):
+    ...
+    skewlab.errors.SkewlabInputError: unknown size (--size) 'huge': use one of tiny, quick, full
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from skewlab.errors import SkewlabInputError
+from skewlab.validation import check_choice, check_whole
+
+__all__ = [
+    "BENCHMARKS",
+    "CHAPTERS",
+    "SEED_CARDINALITIES",
+    "SEED_KEYS",
+    "SIZES",
+    "Benchmark",
+    "Chapter",
+    "Option",
+    "benchmark",
+    "chapter",
+    "headline_ratios",
+    "resolve_runs",
+    "size_settings",
+]
+
+#: The sizes, smallest first.
+SIZES = ("tiny", "quick", "full")
+
+#: Seed 000's tweet cardinalities, 20,000 down to 1.
+SEED_CARDINALITIES = (20_000, 10_000, 5_000, 1_000, 500, 100, 50, 20, 10, 5, 2, 1)
+#: Seed 000's headline point: 20 distinct tweets (the summaries' ``..._at_20_keys``).
+SEED_KEYS = 20
+_CACHE_SWEEP = (50, 150, 250, 350, 450, 499, 500, 600, 750, 900, 999, 1000, 1250, 1500)
+
+
+@dataclass(frozen=True)
+class Option:
+    """An extra ``skewlab bench`` option of one benchmark: ``--flag`` sets the keyword ``dest``
+    of its ``run_experiment`` (left out when not given, so the function's default applies)."""
+
+    flag: str
+    dest: str
+    type: Callable[[str], Any]
+    help: str
+    choices: tuple[Any, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One ``skewlab bench`` experiment.
+
+    Its measurement is ``run_experiment(size, runs, *, parallelism, progress, spark, ...)`` in
+    ``skewlab.experiments.<id>`` (a :class:`~skewlab.experiments.results.BenchResult`), its
+    printed summary ``formatter(result)`` beside it, its headline ratios a dict ``summary key
+    -> the seed's figure`` (``None`` where the seed published none) named ``headlines`` in the
+    experiment module.
+    """
+
+    id: str
+    help: str
+    sizes: dict[str, dict[str, Any]]
+    headlines: str = "HEADLINES"
+    options: tuple[Option, ...] = ()
+    aliases: tuple[str, ...] = ()
+    formatter: str = "format_summary"
+    chapter: str = ""  # filled in by the chapter that holds it
+
+    @property
+    def module(self) -> str:
+        return f"skewlab.experiments.{self.id}"
+
+    def run_function(self) -> Callable[..., Any]:
+        return importlib.import_module(self.module).run_experiment
+
+    def format_function(self) -> Callable[[Any], str]:
+        return getattr(importlib.import_module(self.module), self.formatter)
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One lesson: its notebook, seed, sizes and benchmarks (see the module doc)."""
+
+    id: str
+    number: int
+    seed: str
+    title: str
+    sizes: dict[str, dict[str, Any]] | None = None
+    benchmarks: tuple[Benchmark, ...] = ()
+    measures: bool = True  # has a module in skewlab.experiments
+    extra_sizes: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for bench in self.benchmarks:
+            object.__setattr__(bench, "chapter", self.id)
+
+    @property
+    def notebook(self) -> str:
+        return f"{self.number:02d}_{self.id}.ipynb"
+
+    @property
+    def viz_module(self) -> str:
+        return f"skewlab.viz.{self.id}"
+
+    @property
+    def experiment_module(self) -> str | None:
+        return f"skewlab.experiments.{self.id}" if self.measures else None
+
+
+CHAPTERS: tuple[Chapter, ...] = (
+    Chapter(
+        id="hot_keys",
+        number=0,
+        seed="000",
+        title="The problem in pictures: per-key and per-subtask load",
+        measures=False,
+        sizes={
+            "tiny": {"n_views": 2_000, "n_users": 500, "n_tweets": 50},
+            "quick": {"n_views": 50_000, "n_users": 25_000, "n_tweets": 1_000},
+            "full": {"n_views": 1_000_000, "n_users": 25_000, "n_tweets": 20_000},
+        },
+    ),
+    Chapter(
+        id="ebs_latency",
+        number=1,
+        seed="000",
+        title="The EBS arithmetic, this machine's disk, a real run measured and modelled",
+        measures=False,
+        sizes={
+            "tiny": {"probe_size_mb": 2, "probe_seconds": 1, "run_views": 2_000},
+            "quick": {"probe_size_mb": 8, "probe_seconds": 1, "run_views": 10_000},
+            "full": {"probe_size_mb": 256, "probe_seconds": 20, "run_views": 100_000},
+        },
+    ),
+    Chapter(
+        id="salting",
+        number=2,
+        seed="000",
+        title="Key salting: the double count and the per-key order it loses",
+        sizes={
+            "tiny": {
+                "n_views": 2_000,
+                "n_users": 500,
+                "n_tweets": 5,
+                "routing_parallelism": 4,
+                "n_event_users": 1_000,
+            },
+            "quick": {
+                "n_views": 10_000,
+                "n_users": 5_000,
+                "n_tweets": 5,
+                "routing_parallelism": 8,
+                "n_event_users": 5_000,
+            },
+            "full": {
+                "n_views": 100_000,
+                "n_users": 25_000,
+                "n_tweets": 20,
+                "routing_parallelism": 8,
+                "n_event_users": 100_000,
+            },
+        },
+    ),
+    Chapter(
+        id="buffering",
+        number=3,
+        seed="000",
+        title="In-memory buffering: throughput over cardinality, latency over the interval",
+        benchmarks=(
+            Benchmark(
+                id="buffering",
+                help="seed 000: naive (RocksDB) vs buffered view counting, tweet cardinality "
+                "20,000 .. 1",
+                sizes={
+                    "tiny": {
+                        "cardinalities": (1_000, 20),
+                        "n_views": 2_000,
+                        "n_users": 1_000,
+                        "runs": 1,
+                    },
+                    # the seed's 100,000 views: at 50,000 the job's fixed costs halve the 20x
+                    "quick": {
+                        "cardinalities": (20_000, 20, 1),
+                        "n_views": 100_000,
+                        "n_users": 25_000,
+                        "runs": 1,
+                    },
+                    "full": {
+                        "cardinalities": SEED_CARDINALITIES,
+                        "n_views": 100_000,
+                        "n_users": 25_000,
+                        "runs": 5,
+                    },
+                },
+            ),
+        ),
+        extra_sizes={
+            "latency_sweep": {
+                "tiny": {"views": 1_000, "source_rate": 2_000, "trigger_intervals": (20, 200)},
+                "quick": {
+                    "views": 2_000,
+                    "source_rate": 2_000,
+                    "trigger_intervals": (10, 50, 200, 500),
+                },
+                "full": {
+                    "views": 20_000,
+                    "source_rate": 2_000,
+                    "trigger_intervals": (5, 10, 20, 50, 100, 200, 500),
+                },
+            }
+        },
+    ),
+    Chapter(
+        id="state_cache",
+        number=4,
+        seed="003",
+        title="FLIP-325: an LRU cache of objects in front of RocksDB",
+        benchmarks=(
+            Benchmark(
+                id="state_cache",
+                help="seed 003 (FLIP-325): LRU cache of 250/500/1,000 objects in front of RocksDB",
+                aliases=("cache",),
+                options=(
+                    Option(
+                        "--write-batch",
+                        "write_batch",
+                        int,
+                        "evicted entries per RocksDB write batch of the batched write-back "
+                        "(default 128; FLIP-325's LRU beside it writes one at a time)",
+                    ),
+                ),
+                sizes={
+                    "tiny": {
+                        "n": 20_000,
+                        "runs": 1,
+                        "sweep_n": 10_000,
+                        "sweep_sizes": (250, 500, 1000),
+                        "costs_n": 20_000,
+                    },
+                    # 1 round of 500,000: speedups up to 31% above full; 2 rounds of
+                    # 1,000,000: +2..+19% (a round varies by +-8%); see docs' quick-vs-full table
+                    "quick": {
+                        "n": 1_000_000,
+                        "runs": 2,
+                        "sweep_n": 100_000,
+                        "sweep_sizes": (250, 500, 750, 1000, 1500),
+                        "costs_n": 200_000,
+                    },
+                    "full": {
+                        "n": 20_000_000,
+                        "runs": 3,
+                        "sweep_n": 2_000_000,
+                        "sweep_sizes": _CACHE_SWEEP,
+                        "costs_n": 2_000_000,
+                    },
+                },
+            ),
+        ),
+    ),
+    Chapter(
+        id="sorted_input",
+        number=5,
+        seed="001",
+        title="FLIP-140: sorted input with single-key state for bounded input",
+        benchmarks=(
+            Benchmark(
+                id="sorted_input",
+                help="seed 001 (FLIP-140): WordCount, keyed RocksDB/heap vs sorted input with "
+                "single-key state",
+                aliases=("sorted",),
+                options=(
+                    Option(
+                        "--key-type",
+                        "key_type",
+                        str,
+                        "key type of the WordCount input: int or string (default int)",
+                        choices=("int", "string"),
+                    ),
+                ),
+                sizes={
+                    "tiny": {"n": 20_000, "k": 2_000, "runs": 1},
+                    "quick": {"n": 400_000, "k": 40_000, "runs": 1},
+                    "full": {"n": 40_000_000, "k": 4_000_000, "runs": 3},
+                },
+            ),
+            Benchmark(
+                id="value_state",
+                help="seed 001 (FLIP-140): ValueState micro-benchmark, heap / rocksdb / "
+                "single_key in ops/ms",
+                aliases=("value-state",),
+                sizes={
+                    "tiny": {"keys": 2_000, "runs": 1},
+                    "quick": {
+                        "keys": 500_000,
+                        "runs": 1,
+                    },  # at 50,000 keys heap/RocksDB comes out 2x
+                    "full": {"keys": 500_000, "runs": 5},  # flink-benchmarks' setupKeyCount
+                },
+            ),
+        ),
+    ),
+    Chapter(
+        id="rescaling",
+        number=6,
+        seed="002",
+        title="Rescaling through key groups: restore at a new parallelism",
+        benchmarks=(
+            Benchmark(
+                id="rescaling",
+                help="seed 002: restore at a new parallelism -- read-all vs per-key index vs "
+                "key groups",
+                aliases=("rescale",),
+                sizes={
+                    "tiny": {
+                        "cases": ((3, 4),),
+                        "distributions": ("uniform", "zipf"),
+                        "n_views": 2_000,
+                        "n_users": 500,
+                        "n_tweets": 400,
+                        "max_parallelism": 128,
+                        "probe_size_mb": 2,
+                        "probe_seconds": 0.2,
+                    },
+                    "quick": {
+                        "cases": ((3, 4), (4, 2), (2, 12)),
+                        "distributions": ("uniform", "zipf"),
+                        "n_views": 10_000,
+                        "n_users": 5_000,
+                        "n_tweets": 2_000,
+                        "max_parallelism": 128,
+                        "probe_size_mb": 4,
+                        "probe_seconds": 0.5,
+                    },
+                    "full": {
+                        "cases": ((3, 4), (4, 2), (2, 12)),
+                        "distributions": ("uniform", "zipf"),
+                        "n_views": 1_000_000,
+                        "n_users": 250_000,
+                        "n_tweets": 200_000,
+                        "max_parallelism": 128,
+                        "probe_size_mb": 256,
+                        "probe_seconds": 10,
+                    },
+                },
+            ),
+        ),
+    ),
+    Chapter(
+        id="backlog",
+        number=7,
+        seed="002",
+        title="The outage backlog: catch-up time against parallelism",
+        benchmarks=(
+            Benchmark(
+                id="backlog",
+                help="seed 002: the outage backlog -- measured rates, simulated parallelisms, "
+                "catch-up time against parallelism",
+                aliases=("catch_up", "catch-up"),
+                options=(
+                    Option(
+                        "--outage-hours",
+                        "outage_hours",
+                        float,
+                        "how long the input was unavailable (default: the size's, 4)",
+                    ),
+                    Option(
+                        "--utilization",
+                        "utilization",
+                        float,
+                        "input rate as a share of the slowest curve's normal capacity "
+                        "(default 0.7)",
+                    ),
+                ),
+                sizes={
+                    "tiny": {
+                        "n_views": 4_000,
+                        "n_users": 1_000,
+                        "n_tweets": 1_000,
+                        "skew": 1.1,
+                        "outage_hours": 4,
+                        "utilization": 0.7,
+                        "normal_parallelism": 2,
+                        "startup_tasks": 4,
+                        "startup_repeats": 1,
+                    },
+                    "quick": {
+                        "n_views": 50_000,
+                        "n_users": 25_000,
+                        "n_tweets": 20_000,
+                        "skew": 1.1,
+                        "outage_hours": 4,
+                        "utilization": 0.7,
+                        "normal_parallelism": 4,
+                        "startup_tasks": 8,
+                        "startup_repeats": 2,
+                    },
+                    "full": {
+                        "n_views": 1_000_000,
+                        "n_users": 250_000,
+                        "n_tweets": 100_000,
+                        "skew": 1.1,
+                        "outage_hours": 4,
+                        "utilization": 0.7,
+                        "normal_parallelism": 4,
+                        "startup_tasks": 32,
+                        "startup_repeats": 5,
+                    },
+                },
+            ),
+        ),
+    ),
+    Chapter(
+        id="streaming",
+        number=8,
+        seed="000",
+        title="Spark Structured Streaming: per-record, per-batch and Spark's aggregation",
+        benchmarks=(
+            Benchmark(
+                id="streaming",
+                help="seed 000 on Spark Structured Streaming: per-record vs per-batch "
+                "transformWithState vs Spark's aggregation, latency vs trigger interval, "
+                "rescaling a checkpoint",
+                sizes={
+                    "tiny": {
+                        "cardinalities": (20,),
+                        "distributions": ("uniform",),
+                        "n_views": 1_200,
+                        "n_users": 500,
+                        "runs": 1,
+                        "max_rows_per_trigger": 600,
+                        "parallelism": 4,
+                        "warmup": False,
+                        "latency_views": 300,
+                        "source_rate": 600,
+                        "trigger_intervals": (100, 400),
+                        "rescale_views": 900,
+                        "hot_views": 1_200,
+                        "hot_rows_per_trigger": 600,
+                    },
+                    "quick": {
+                        "cardinalities": (20,),
+                        "distributions": ("uniform",),
+                        "n_views": 20_000,
+                        "n_users": 25_000,
+                        "runs": 1,
+                        "max_rows_per_trigger": 10_000,
+                        "parallelism": 4,
+                        "warmup": True,
+                        "latency_views": 500,
+                        "source_rate": 1_000,
+                        "trigger_intervals": (100, 1_000),
+                        "rescale_views": 1_000,
+                        # the hot partition (one per-record run over Zipf views): two
+                        # micro-batches show it
+                        "hot_views": 4_000,
+                        "hot_rows_per_trigger": 2_000,
+                    },
+                    "full": {
+                        "cardinalities": SEED_CARDINALITIES,
+                        "distributions": ("uniform", "zipf"),
+                        "n_views": 100_000,
+                        "n_users": 25_000,
+                        "runs": 3,
+                        "max_rows_per_trigger": 10_000,
+                        "parallelism": 4,
+                        "warmup": True,
+                        "latency_views": 10_000,
+                        "source_rate": 2_000,
+                        "trigger_intervals": (50, 100, 250, 500, 1_000, 2_000, 5_000),
+                        "rescale_views": 20_000,
+                        "hot_views": 100_000,
+                        "hot_rows_per_trigger": 10_000,
+                    },
+                },
+            ),
+        ),
+    ),
+)
+
+_BY_ID = {c.id: c for c in CHAPTERS}
+#: every benchmark, by id (``skewlab bench ID``)
+BENCHMARKS: dict[str, Benchmark] = {b.id: b for c in CHAPTERS for b in c.benchmarks}
+_ALIASES = {alias: b.id for b in BENCHMARKS.values() for alias in b.aliases}
+#: every id that has sizes: chapters, benchmarks and a chapter's extra parts
+_SIZES: dict[str, dict[str, dict[str, Any]]] = {
+    **{c.id: c.sizes for c in CHAPTERS if c.sizes is not None},
+    **{b.id: b.sizes for b in BENCHMARKS.values()},
+    **{name: sizes for c in CHAPTERS for name, sizes in c.extra_sizes.items()},
+}
+
+
+def chapter(chapter_id: str) -> Chapter:
+    """The chapter named ``chapter_id``."""
+    check_choice("chapter", chapter_id, _BY_ID)
+    return _BY_ID[chapter_id]
+
+
+def benchmark(name: str) -> Benchmark:
+    """The benchmark ``name`` (its id, or a former name such as ``cache``)."""
+    name = _ALIASES.get(name, name)
+    check_choice("benchmark", name, BENCHMARKS)
+    return BENCHMARKS[name]
+
+
+def is_alias(name: str) -> bool:
+    """True for a former benchmark name (``cache``, ``sorted``, ...), still accepted."""
+    return name in _ALIASES
+
+
+def size_settings(name: str, size: str) -> dict[str, Any]:
+    """The settings of ``name`` (a chapter, benchmark or part with sizes) at ``size``, a copy."""
+    name = _ALIASES.get(name, name)
+    if name not in _SIZES:
+        raise SkewlabInputError(f"no sizes for {name!r}: use one of {', '.join(sorted(_SIZES))}")
+    check_choice("size (--size)", size, SIZES)
+    return dict(_SIZES[name][size])
+
+
+def headline_ratios(name: str) -> dict[str, float | None]:
+    """The headline ratios of benchmark ``name``: summary key -> the seed's figure (``None``
+    where the seed published none), from its experiment module."""
+    bench = benchmark(name)
+    return dict(getattr(importlib.import_module(bench.module), bench.headlines))
+
+
+def resolve_runs(settings: dict[str, Any], runs: int | None) -> int:
+    """``runs`` if given (checked), else the size's.
+
+    Example::
+
+        >>> resolve_runs({"runs": 3}, None), resolve_runs({"runs": 3}, 1)
+        (3, 1)
+    """
+    return check_whole("runs (--runs)", settings["runs"] if runs is None else runs, 1)

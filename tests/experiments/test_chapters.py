@@ -1,0 +1,121 @@
+"""The chapter registry is whole: every chapter has its notebook, sizes, modules; every
+benchmark its measurement, summary, headline ratios and options -- a chapter missing a part
+fails here, not in a report."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import re
+
+import pytest
+
+from skewlab import paths
+from skewlab.cli import main
+from skewlab.errors import SkewlabInputError
+from skewlab.experiments.chapters import (
+    BENCHMARKS,
+    CHAPTERS,
+    SIZES,
+    benchmark,
+    chapter,
+    headline_ratios,
+    size_settings,
+)
+
+SIZED = sorted({c.id for c in CHAPTERS if c.sizes} | set(BENCHMARKS)
+               | {n for c in CHAPTERS for n in c.extra_sizes})  # fmt: skip
+
+
+def test_ids_are_unique_and_numbers_run_from_zero():
+    ids = [c.id for c in CHAPTERS] + [b.id for b in BENCHMARKS.values() if b.id not in
+                                      {c.id for c in CHAPTERS}]  # fmt: skip
+    aliases = [a for b in BENCHMARKS.values() for a in b.aliases]
+    assert len(set(ids)) == len(ids) and not set(aliases) & set(ids)
+    assert len(set(aliases)) == len(aliases)
+    assert [c.number for c in CHAPTERS] == list(range(len(CHAPTERS)))
+    assert all(re.fullmatch(r"[a-z][a-z_]*", i) for i in ids)
+
+
+@pytest.mark.parametrize("chapter_id", [c.id for c in CHAPTERS])
+def test_every_chapter_has_its_notebook_viz_and_experiment_modules(chapter_id):
+    c = chapter(chapter_id)
+    notebook = paths.notebooks_dir() / c.notebook
+    assert notebook.is_file(), f"no notebook {c.notebook}"
+    importlib.import_module(c.viz_module)
+    if c.experiment_module:
+        importlib.import_module(c.experiment_module)
+    else:
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(f"skewlab.experiments.{c.id}")
+    assert c.sizes or c.benchmarks, f"{c.id}: no sizes for its notebook"
+    text = notebook.read_text()
+    assert f'size_settings(\\"{c.id}\\", size)' in text, f"{c.notebook} reads no sizes of {c.id}"
+    for b in c.benchmarks:
+        assert b.chapter == c.id
+
+
+@pytest.mark.parametrize("name", SIZED)
+def test_every_sized_part_has_every_size_growing_or_equal(name):
+    settings = [size_settings(name, s) for s in SIZES]
+    assert all(settings) and settings[0].keys() == settings[1].keys() == settings[2].keys()
+    for key, tiny in settings[0].items():
+        if isinstance(tiny, int | float) and not isinstance(tiny, bool):
+            assert tiny <= settings[2][key] or key in {"skew", "utilization", "source_rate"}, (
+                f"{name}.{key}: tiny is larger than full"
+            )
+
+
+@pytest.mark.parametrize("bench_id", list(BENCHMARKS))
+def test_every_benchmark_has_its_measurement_summary_headlines_and_options(bench_id):
+    b = benchmark(bench_id)
+    run = b.run_function()
+    params = inspect.signature(run).parameters
+    assert list(params)[:2] == ["size", "runs"], f"{b.module}.run_experiment(size, runs, ...)"
+    for keyword in ("parallelism", "progress", "spark", *(o.dest for o in b.options)):
+        assert keyword in params, f"{b.module}.run_experiment has no {keyword!r}"
+    assert callable(b.format_function())
+    headlines = headline_ratios(bench_id)
+    assert isinstance(headlines, dict)
+    assert all(v is None or v > 0 for v in headlines.values())
+
+
+def test_bench_options_come_from_the_registry_and_former_names_still_work(capsys):
+    for b in BENCHMARKS.values():
+        for name in (b.id, *b.aliases):
+            with pytest.raises(SystemExit) as info:
+                main(["bench", name, "--help"])
+            assert info.value.code == 0
+            out = capsys.readouterr().out
+            assert all(o.flag in out for o in b.options), name
+            assert "--size" in out and "--profile" not in out
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    out = capsys.readouterr().out
+    assert all(b in out for b in BENCHMARKS) and "value-state" not in out
+
+
+def test_unknown_names_are_refused_with_the_choices():
+    with pytest.raises(SkewlabInputError, match="unknown benchmark 'nope'"):
+        benchmark("nope")
+    with pytest.raises(SkewlabInputError, match="no sizes for 'nope'"):
+        size_settings("nope", "tiny")
+    with pytest.raises(SkewlabInputError, match=r"unknown size \(--size\) 'huge'"):
+        size_settings("buffering", "huge")
+
+
+def test_seed_figures_stand_beside_the_headlines():
+    assert headline_ratios("state_cache")["speedup_1000"] == 21.6
+    assert round(headline_ratios("sorted_input")["rocksdb_over_sorted"], 2) == 7.46
+    assert headline_ratios("buffering")["speedup_at_20_keys"] == 45.0
+    assert headline_ratios("rescaling") == dict.fromkeys(headline_ratios("rescaling"))
+
+
+def test_the_former_bench_name_finds_saved_results_of_both_names(tmp_path):
+    from skewlab.experiments.results import latest_result
+
+    (tmp_path / "cache-quick-20261101T000000Z.json").write_text(
+        json.dumps({"experiment": "cache", "profile": "quick", "rows": [], "summary": {}})
+    )
+    assert latest_result("state_cache", tmp_path)["size"] == "quick"
