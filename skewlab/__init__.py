@@ -18,9 +18,12 @@ The public API, in the words of the field -- what a notebook needs::
 The lessons are the chapters of :data:`CHAPTERS` (:mod:`skewlab.experiments.chapters`): one id
 each names the notebook, ``skewlab.experiments.<id>`` (measurement), ``skewlab.viz.<id>``
 (tables, sentences, charts) and ``skewlab bench <id>``. Names load on first use: importing
-skewlab starts nothing, and :func:`get_spark` is what starts Spark. ``PROFILES`` and
-``profile_settings`` are the former names of :data:`SIZES` and :func:`size_settings` (a
-``DeprecationWarning`` says so).
+skewlab starts nothing, and :func:`get_spark` is what starts Spark.
+
+A *size* (tiny / quick / full: :data:`SIZES`, :func:`size_settings`) is how big a run is; a *disk
+profile* (:func:`load_disk_profile`, :class:`DiskProfile`) is what a state access costs. Their
+former names (``PROFILES``, ``profile_settings``, ``load_profile``, ``list_profiles``,
+``LatencyProfile``, ``local_profile``) still load, with a ``DeprecationWarning``.
 
 ================  ===============================================================
 ``engine``        the keyed runtime on Spark: job config, routing, operators, tasks, metrics
@@ -87,10 +90,10 @@ _API = {
     "StateBackend": "skewlab.state",
     "create_backend": "skewlab.state",
     "KeyGroupRange": "skewlab.state",
-    "load_profile": "skewlab.iomodel.profiles",
-    "list_profiles": "skewlab.iomodel.profiles",
-    "LatencyProfile": "skewlab.iomodel.profiles",
-    "local_profile": "skewlab.iomodel.disk_probe",
+    "load_disk_profile": "skewlab.iomodel.profiles",
+    "list_disk_profiles": "skewlab.iomodel.profiles",
+    "DiskProfile": "skewlab.iomodel.profiles",
+    "local_disk_profile": "skewlab.iomodel.disk_probe",
     "CHAPTERS": "skewlab.experiments.chapters",
     "SIZES": "skewlab.experiments.chapters",
     "size_settings": "skewlab.experiments.chapters",
@@ -118,8 +121,8 @@ if TYPE_CHECKING:  # the same names, eagerly, for IDEs and type checkers (a test
         save_views,
     )
     from skewlab.inputs.wordcount import flip325_input, wordcount_input
-    from skewlab.iomodel.disk_probe import local_profile
-    from skewlab.iomodel.profiles import LatencyProfile, list_profiles, load_profile
+    from skewlab.iomodel.disk_probe import local_disk_profile
+    from skewlab.iomodel.profiles import DiskProfile, list_disk_profiles, load_disk_profile
     from skewlab.state import KeyGroupRange, StateBackend, create_backend
     from skewlab.strategies import (
         STRATEGIES,
@@ -140,6 +143,10 @@ if TYPE_CHECKING:  # the same names, eagerly, for IDEs and type checkers (a test
 _DEPRECATED = {
     "PROFILES": "SIZES",
     "profile_settings": "size_settings",
+    "load_profile": "load_disk_profile",
+    "list_profiles": "list_disk_profiles",
+    "LatencyProfile": "DiskProfile",
+    "local_profile": "local_disk_profile",
 }
 _SUBPACKAGES = (
     "aggregates",

@@ -28,7 +28,7 @@ import numpy as np
 
 from skewlab.engine.histogram import LatencyHistogram
 from skewlab.iomodel.model import ModelledIO, modelled_io_seconds, modelled_records_per_second
-from skewlab.iomodel.profiles import load_profile
+from skewlab.iomodel.profiles import load_disk_profile
 
 __all__ = ["RunResult", "SubtaskMetrics", "fold_metrics", "json_default"]
 
@@ -279,7 +279,7 @@ def _modelled_io(metrics: list[SubtaskMetrics], profile_name: str) -> ModelledIO
                 scoped = f"{m.stage}/{key}"
                 target[scoped] = target.get(scoped, 0) + int(count)
                 subtask_of[scoped] = offset + m.subtask
-    return modelled_io_seconds(load_profile(profile_name), reads, writes, subtask_of)
+    return modelled_io_seconds(load_disk_profile(profile_name), reads, writes, subtask_of)
 
 
 def _modelled_rate(records: int, modelled: ModelledIO | None) -> float | None:

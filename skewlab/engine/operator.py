@@ -160,10 +160,10 @@ class OperatorContext:
         """This subtask's keyed state backend, for its key groups.
 
         Accesses are counted per key when the job asks for it (``track_keys``), or when the job
-        prices disk accesses (``latency_profile``) and this backend's state is on disk.
+        prices disk accesses (``disk_profile``) and this backend's state is on disk.
         """
         job = self.job
-        track = job.track_keys or (job.latency_profile is not None and state_backend.on_disk)
+        track = job.track_keys or (job.disk_profile is not None and state_backend.on_disk)
         return state_backend.create_keyed_state_backend(self.key_group_range, track_keys=track)
 
     def check_order(self, key: Any, seq: int) -> None:

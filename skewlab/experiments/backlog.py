@@ -323,7 +323,7 @@ def measure(
     half the views, resumed at parallelism 2 (see the module doc)."""
     spark = spark or views.sparkSession
     n = views.count() if n_views is None else n_views
-    job = JobConfig(parallelism=1, max_parallelism=max_parallelism, latency_profile=None)
+    job = JobConfig(parallelism=1, max_parallelism=max_parallelism, disk_profile=None)
     run = run_with_savepoint(
         views, strategy, job, savepoint_at=max(1, n // 2), resume_parallelism=2, spark=spark
     )

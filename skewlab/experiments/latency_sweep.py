@@ -90,7 +90,7 @@ def latency_sweep(
     ]  # every bad value fails here, before Spark starts work
     if baseline:
         runs.insert(0, Naive(backend="rocksdb"))
-    job = JobConfig(parallelism=parallelism, source_rate=source_rate, latency_profile=None)
+    job = JobConfig(parallelism=parallelism, source_rate=source_rate, disk_profile=None)
 
     spark = spark or views.sparkSession
     reference = result_digest(spark_reference_aggregate(views))

@@ -65,8 +65,8 @@ from skewlab.engine.session import get_spark
 from skewlab.experiments.chapters import size_settings
 from skewlab.experiments.results import BenchResult
 from skewlab.inputs.views import ViewSpec, generate_views
-from skewlab.iomodel.disk_probe import local_profile
-from skewlab.iomodel.profiles import load_profile
+from skewlab.iomodel.disk_probe import local_disk_profile
+from skewlab.iomodel.profiles import load_disk_profile
 from skewlab.iomodel.restore_time import StorageReadModel, object_store_model
 from skewlab.state import create_backend
 from skewlab.state.api import PickleSerializer
@@ -151,9 +151,9 @@ def storage_models(local_probe: tuple[float, float] = (2, 0.3)) -> dict[str, Sto
     ``(size_mb, seconds)`` unless ``skewlab probe-disk`` saved a profile) and an object store."""
     size_mb, seconds = local_probe
     return {
-        "ebs": StorageReadModel.from_profile(load_profile("ebs-article")),
+        "ebs": StorageReadModel.from_profile(load_disk_profile("ebs-article")),
         "local": StorageReadModel.from_profile(
-            local_profile(size_mb=size_mb, seconds=seconds, progress=False)
+            local_disk_profile(size_mb=size_mb, seconds=seconds, progress=False)
         ),
         "object_store": object_store_model(),
     }
@@ -295,7 +295,7 @@ def run_experiment(
                 path = scratch / f"{dist}-{old_p}-{new_p}"
                 run = run_with_savepoint(
                     views, Naive(backend="rocksdb"),
-                    JobConfig(parallelism=old_p, max_parallelism=max_p, latency_profile=None),
+                    JobConfig(parallelism=old_p, max_parallelism=max_p, disk_profile=None),
                     savepoint_at=spec.n_views // 2, resume_parallelism=new_p, path=path,
                     spark=spark,
                 )  # fmt: skip
@@ -466,7 +466,7 @@ def in_flight_table(
     spark = spark or views.sparkSession
     reference = result_digest(spark_reference_aggregate(views))
     strategy = Buffered(max_count=max_count, trigger_interval_ms=0, buffer="list")
-    job = JobConfig(parallelism=parallelism, latency_profile=None)
+    job = JobConfig(parallelism=parallelism, disk_profile=None)
     stop_at = views.count() // 2
     rows = []
     scratch = Path(tempfile.mkdtemp(prefix="skewlab-in-flight-"))

@@ -278,7 +278,7 @@ def subtask_loads(
     from pyspark.sql import functions as F
 
     Salted(salt_buckets=salt_buckets)  # validates the salt buckets
-    JobConfig(parallelism=parallelism, max_parallelism=max_parallelism, latency_profile=None)
+    JobConfig(parallelism=parallelism, max_parallelism=max_parallelism, disk_profile=None)
     max_p = max_parallelism or compute_default_max_parallelism(parallelism)
     routed = with_key_groups(
         with_salt(views, "tweet_id", "view_id", salt_buckets).where(F.col("tweet_id").isNotNull()),

@@ -104,7 +104,7 @@ HEADLINES = {
 
 
 def _job(parallelism: int | None, source_rate: float | None = None) -> JobConfig:
-    return JobConfig(parallelism=parallelism, source_rate=source_rate, latency_profile=None)
+    return JobConfig(parallelism=parallelism, source_rate=source_rate, disk_profile=None)
 
 
 def _row(result, reference: str, **labels) -> dict[str, Any]:

@@ -415,7 +415,7 @@ def buffering_explorer(
     def draw(cardinality: int, max_count: int, trigger_interval_ms: int) -> list:
         views = generate_views(spark, ViewSpec(n_views, n_users, cardinality, seed=seed)).cache()
         rows = []
-        job = JobConfig(parallelism=parallelism, latency_profile=None)
+        job = JobConfig(parallelism=parallelism, disk_profile=None)
         buffered = Buffered(max_count=max_count, trigger_interval_ms=trigger_interval_ms)
         try:
             for name, strategy in (("naive", Naive()), ("buffered", buffered)):

@@ -5,8 +5,8 @@ only call these and show the result.
 
 Example::
 
-    >>> from skewlab.iomodel.profiles import load_profile
-    >>> fig = bucket_histogram_figure(load_profile("ebs-article"))
+    >>> from skewlab.iomodel.profiles import load_disk_profile
+    >>> fig = bucket_histogram_figure(load_disk_profile("ebs-article"))
     >>> [trace.name for trace in fig.data]
     ['read', 'write']
 """
@@ -33,7 +33,7 @@ from skewlab.iomodel.model import (
     state_time_distribution,
     strategy_patterns,
 )
-from skewlab.iomodel.profiles import FIO_BUCKET_UPPER_US, LatencyProfile, bucket_label
+from skewlab.iomodel.profiles import FIO_BUCKET_UPPER_US, DiskProfile, bucket_label
 from skewlab.viz.palette import COLORS, DIRECTION_COLORS, TEMPLATE
 
 __all__ = [
@@ -49,13 +49,13 @@ __all__ = [
 ]
 
 
-def arithmetic_steps(profile: LatencyProfile) -> pd.DataFrame:
+def arithmetic_steps(profile: DiskProfile) -> pd.DataFrame:
     """Seed 000's arithmetic for ``profile``, one row per step (quantity, value, unit).
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> steps = arithmetic_steps(load_profile("ebs-article"))
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> steps = arithmetic_steps(load_disk_profile("ebs-article"))
         >>> round(float(steps.set_index("quantity").loc["records per key per second", "value"]), 1)
         72.1
     """
@@ -72,15 +72,15 @@ def arithmetic_steps(profile: LatencyProfile) -> pd.DataFrame:
 
 
 def bucket_histogram_figure(
-    profile: LatencyProfile, direction: str | None = None, log_y: bool = False
+    profile: DiskProfile, direction: str | None = None, log_y: bool = False
 ) -> go.Figure:
     """fio's latency histogram of ``profile`` as bars, read and write side by side (or one
     ``direction``), on fio's bucket labels from the first to the last non-empty bucket.
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> fig = bucket_histogram_figure(load_profile("ebs-article"), "write")
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> fig = bucket_histogram_figure(load_disk_profile("ebs-article"), "write")
         >>> fig.data[0].x[4], fig.data[0].y[4]
         ('4ms', 87.85)
     """
@@ -116,7 +116,7 @@ def bucket_histogram_figure(
 
 
 def state_time_table(
-    profile: LatencyProfile,
+    profile: DiskProfile,
     buffer_size: int = DEFAULT_BUFFER_SIZE,
     hit_ratio: float = DEFAULT_HIT_RATIO,
     run_length: int = DEFAULT_RUN_LENGTH,
@@ -127,8 +127,8 @@ def state_time_table(
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> t = state_time_table(load_profile("ebs-article"), samples=1000)
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> t = state_time_table(load_disk_profile("ebs-article"), samples=1000)
         >>> float(t.loc["naive", "mean from means (us)"])
         13868.73
     """
@@ -204,7 +204,7 @@ def ceiling_figure(
 
 
 def ceiling_explorer(
-    profile: LatencyProfile,
+    profile: DiskProfile,
     buffer_size: int = DEFAULT_BUFFER_SIZE,
     hit_ratio: float = DEFAULT_HIT_RATIO,
     run_length: int = DEFAULT_RUN_LENGTH,
@@ -217,8 +217,8 @@ def ceiling_explorer(
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> explorer = ceiling_explorer(load_profile("ebs-article"))
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> explorer = ceiling_explorer(load_disk_profile("ebs-article"))
         >>> explorer.update(buffer_size=500).figures[0].layout.title.text
         'Per-key ceiling at read 6,161 us, write 7,708 us'
     """
@@ -286,7 +286,7 @@ def ceiling_explorer(
 
 
 def ceiling_curve(
-    profile: LatencyProfile,
+    profile: DiskProfile,
     parameter: str = "buffer_size",
     values: Sequence[float] | None = None,
     buffer_size: int = DEFAULT_BUFFER_SIZE,
@@ -299,8 +299,8 @@ def ceiling_curve(
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> df = ceiling_curve(load_profile("ebs-article"), "buffer_size", [1, 10])
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> df = ceiling_curve(load_disk_profile("ebs-article"), "buffer_size", [1, 10])
         >>> df[df.strategy == "buffered"].records_per_key_per_second.round(1).tolist()
         [72.1, 721.0]
     """
@@ -325,8 +325,8 @@ def ceiling_curve_figure(curve: pd.DataFrame, title: str | None = None) -> go.Fi
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> fig = ceiling_curve_figure(ceiling_curve(load_profile("ebs-article")))
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> fig = ceiling_curve_figure(ceiling_curve(load_disk_profile("ebs-article")))
         >>> [t.name for t in fig.data]
         ['naive', 'buffered', 'cached', 'sorted']
     """
@@ -355,7 +355,7 @@ def ceiling_curve_figure(curve: pd.DataFrame, title: str | None = None) -> go.Fi
 
 
 def profiles_table(
-    profiles: Sequence[LatencyProfile],
+    profiles: Sequence[DiskProfile],
     buffer_size: int = DEFAULT_BUFFER_SIZE,
     hit_ratio: float = DEFAULT_HIT_RATIO,
     run_length: int = DEFAULT_RUN_LENGTH,
@@ -366,8 +366,8 @@ def profiles_table(
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> t = profiles_table([load_profile("ebs-article")], samples=1000)
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> t = profiles_table([load_disk_profile("ebs-article")], samples=1000)
         >>> round(float(t.loc["ebs-article", "naive records/key/s"]), 1)
         72.1
     """
@@ -389,7 +389,7 @@ def profiles_table(
 
 
 def profiles_ceiling_figure(
-    profiles: Sequence[LatencyProfile],
+    profiles: Sequence[DiskProfile],
     buffer_size: int = DEFAULT_BUFFER_SIZE,
     hit_ratio: float = DEFAULT_HIT_RATIO,
     run_length: int = DEFAULT_RUN_LENGTH,
@@ -399,8 +399,8 @@ def profiles_ceiling_figure(
 
     Example::
 
-        >>> from skewlab.iomodel.profiles import load_profile
-        >>> fig = profiles_ceiling_figure([load_profile("ebs-article")])
+        >>> from skewlab.iomodel.profiles import load_disk_profile
+        >>> fig = profiles_ceiling_figure([load_disk_profile("ebs-article")])
         >>> fig.data[0].name
         'ebs-article'
     """

@@ -346,7 +346,7 @@ def streaming_explorer(
     def draw(trigger_interval_ms: int, skew: float) -> list:
         spec = ViewSpec(n_views, n_users, 20, "zipf", skew, seed)
         views = generate_views(spark, spec).cache()
-        job = JobConfig(parallelism=parallelism, source_rate=source_rate, latency_profile=None)
+        job = JobConfig(parallelism=parallelism, source_rate=source_rate, disk_profile=None)
         rows, runs = [], {}
         try:
             for variant in ("per-record", "per-batch"):

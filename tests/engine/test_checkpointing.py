@@ -69,7 +69,7 @@ def counts(n: int, keys: int = 7) -> dict[str, int]:
 def wrapper(recovery: Recovery, *, parallelism=1, subtask=0, operator=RunningCount):
     stage = StageSpec("1:count", "k", operator, final=True, serializer=PickleSerializer())
     job = JobConfig(
-        parallelism=parallelism, max_parallelism=MAX_P, latency_profile=None, recovery=recovery
+        parallelism=parallelism, max_parallelism=MAX_P, disk_profile=None, recovery=recovery
     )
     return StateHandlingOperator(OperatorContext(stage, job, subtask), operator, recovery)
 

@@ -9,7 +9,7 @@ import pytest
 
 from skewlab.engine.histogram import LatencyHistogram
 from skewlab.engine.metrics import SubtaskMetrics, fold_metrics
-from skewlab.iomodel.profiles import load_profile
+from skewlab.iomodel.profiles import load_disk_profile
 
 
 def histogram(*ns: int) -> list[int]:
@@ -61,7 +61,7 @@ def test_modelled_io_prices_the_disk_accesses_of_the_busiest_subtask():
         "salted", {}, two_stage_metrics(), keys=3, wall_seconds=4.0, digest="x",
         latency_profile="ebs-article",
     )  # fmt: skip
-    ebs = load_profile("ebs-article")
+    ebs = load_disk_profile("ebs-article")
     per_access = (ebs.read.mean_us + ebs.write.mean_us) / 1e6
     # subtask 0 of stage one does a's 50 and b's 8 read-writes one after the other
     assert result.modelled_io_seconds == pytest.approx(58 * per_access)

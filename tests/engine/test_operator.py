@@ -13,7 +13,7 @@ def context(*, final=True, output_map=None, subtask=1, **job) -> OperatorContext
     stage = StageSpec(
         "1:x", "k", Operator, final=final, serializer=PickleSerializer(), output_map=output_map
     )
-    settings = {"parallelism": 2, "max_parallelism": 128, "latency_profile": None} | job
+    settings = {"parallelism": 2, "max_parallelism": 128, "disk_profile": None} | job
     return OperatorContext(stage, JobConfig(**settings), subtask)
 
 
@@ -24,7 +24,7 @@ def test_the_context_knows_its_subtask_and_key_groups():
 
 
 def test_keyed_state_is_the_subtasks_and_tracked_only_when_priced_or_asked():
-    ctx = context(latency_profile="ebs-article")
+    ctx = context(disk_profile="ebs-article")
     with ctx.create_keyed_state_backend(StateBackend("rocksdb")) as on_disk:
         assert on_disk.key_group_range == KeyGroupRange(64, 127) and on_disk.track_keys
     with ctx.create_keyed_state_backend(StateBackend("heap")) as in_memory:

@@ -72,7 +72,7 @@ def run(batches, *, final=True, source_rate=None, **operator_options):
         return operators[-1]
 
     stage = StageSpec("1:test", "k", factory, final=final, serializer=SERIALIZER)
-    job = JobConfig(parallelism=2, source_rate=source_rate, latency_profile=None).resolved(2)
+    job = JobConfig(parallelism=2, source_rate=source_rate, disk_profile=None).resolved(2)
     out = pa.Table.from_batches(list(run_subtask(stage, job, iter(batches), subtask=0)))
     return operators[0], out
 

@@ -26,7 +26,7 @@ def _context(kind: str) -> tuple[OperatorContext, object]:
         "1:buffer", "tweet_id", BUFFERS[kind], final=True, serializer=PickleSerializer()
     )
     ctx = OperatorContext(
-        stage, JobConfig(parallelism=1, max_parallelism=128, latency_profile=None), 0
+        stage, JobConfig(parallelism=1, max_parallelism=128, disk_profile=None), 0
     )
     operator = BUFFERS[kind](
         ctx,

@@ -17,7 +17,7 @@ from skewlab.state.key_groups import assign_to_key_group
 
 
 def _context(key_type: str = "bigint") -> OperatorContext:
-    job = JobConfig(parallelism=1, max_parallelism=128, latency_profile=None)
+    job = JobConfig(parallelism=1, max_parallelism=128, disk_profile=None)
     stage = StageSpec(
         "1:test", "word", SortedCount, final=True, serializer=PickleSerializer(), key_type=key_type
     )

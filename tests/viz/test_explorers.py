@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from skewlab.inputs.views import ViewSpec, generate_views
-from skewlab.iomodel.profiles import load_profile
+from skewlab.iomodel.profiles import load_disk_profile
 from skewlab.viz.buffering import buffering_explorer
 from skewlab.viz.ebs_latency import ceiling_explorer
 from skewlab.viz.hot_keys import skew_explorer
@@ -22,7 +22,7 @@ def live(monkeypatch):
 
 
 def test_ceiling_explorer_redraws_the_buffered_ceiling_with_the_buffer_size():
-    explorer = ceiling_explorer(load_profile("ebs-article"), buffer_size=10)
+    explorer = ceiling_explorer(load_disk_profile("ebs-article"), buffer_size=10)
 
     def bars() -> dict[str, float]:
         labels, ys = explorer.figures[0].data[0].x, explorer.figures[0].data[0].y
@@ -100,7 +100,7 @@ def test_streaming_explorer_streams_at_the_chosen_trigger_interval(spark):
 
 def test_in_a_report_the_controls_are_shown_and_nothing_runs(monkeypatch):
     monkeypatch.setenv(REPORT_ENV, "1")
-    explorer = ceiling_explorer(load_profile("ebs-article"))
+    explorer = ceiling_explorer(load_disk_profile("ebs-article"))
     assert explorer.figures == [] and not explorer.live
     explorer.controls["buffer_size"].value = 50  # no one can move it; if they could, no work
     assert explorer.figures == []
