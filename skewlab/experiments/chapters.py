@@ -311,7 +311,6 @@ CHAPTERS: tuple[Chapter, ...] = (
                         "key_type",
                         str,
                         "key type of the WordCount input: int or string (default int)",
-                        choices=("int", "string"),
                     ),
                 ),
                 sizes={

@@ -4,7 +4,7 @@
 ``palette``         one colour per strategy and backend, the plotly template
 ``render``          live figures in JupyterLab, self-contained HTML in a report
 ``hot_keys``        notebook 00: per-key and per-subtask load, a skew slider
-``latency``         notebook 01: the EBS arithmetic, ceilings, measured vs modelled
+``ebs_latency``     notebook 01: the EBS arithmetic, ceilings, measured vs modelled
 ``salting``         notebook 02: the double count, the order lost, a salt slider
 ``buffering``       notebook 03: throughput over cardinality, latency over the interval
 ``state_cache``     notebook 04: FLIP-325's hit ratio and speedups, a cache-size slider
@@ -29,8 +29,8 @@ from __future__ import annotations
 from skewlab.viz import (
     backlog,
     buffering,
+    ebs_latency,
     hot_keys,
-    latency,
     rescaling,
     salting,
     sorted_input,
@@ -46,9 +46,9 @@ __all__ = [
     "TEMPLATE",
     "backlog",
     "buffering",
+    "ebs_latency",
     "hot_keys",
     "in_report",
-    "latency",
     "rescaling",
     "salting",
     "sorted_input",

@@ -36,7 +36,7 @@ def test_bad_benchmark_input_is_refused_before_any_work(call, message):
 
 def test_cli_knows_the_new_experiments_and_keeps_bufferings_options(capsys):
     assert main(["bench", "sorted_input", "--key-type", "float", "--json"]) == 2
-    assert "invalid choice: 'float'" in capsys.readouterr().err
+    assert "unknown key type 'float'" in capsys.readouterr().err
     with pytest.raises(SystemExit) as info:
         main(["bench", "buffering", "--size", "quick", "--runs", "1", "--parallelism", "2",
               "--key-type", "int"])  # fmt: skip

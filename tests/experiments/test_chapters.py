@@ -50,8 +50,11 @@ def test_every_chapter_has_its_notebook_viz_and_experiment_modules(chapter_id):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(f"skewlab.experiments.{c.id}")
     assert c.sizes or c.benchmarks, f"{c.id}: no sizes for its notebook"
-    text = notebook.read_text()
-    assert f'size_settings(\\"{c.id}\\", size)' in text, f"{c.notebook} reads no sizes of {c.id}"
+    nb = json.loads(notebook.read_text())
+    code = "\n".join("".join(cell["source"]) for cell in nb["cells"] if cell["cell_type"] == "code")
+    reads = f'size_settings("{c.id}", size)' in code
+    reads = reads or re.search(r"run_experiment\(\s*size\b", code)
+    assert reads, f"{c.notebook} reads no settings of {c.id} at its size"
     for b in c.benchmarks:
         assert b.chapter == c.id
 
