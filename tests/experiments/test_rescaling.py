@@ -49,7 +49,7 @@ def test_the_seed_example_restored_three_ways(tmp_path):
         assert row["modelled_seconds_object_store"] == pytest.approx(expected)
 
 
-def test_bench_rescale_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
+def test_bench_rescaling_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(paths, "results_dir", lambda: tmp_path)
     assert main(["bench", "rescaling", "--size", "tiny", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
@@ -62,7 +62,7 @@ def test_bench_rescale_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
     assert ways == {"read_all", "per_key_index", "key_groups", "rocksdb_clip", "rocksdb_copy",
                     "rocksdb_ingest"}  # fmt: skip
     assert {r["distribution"] for r in payload["rows"]} == {"identity", "uniform", "zipf"}
-    assert len(list(tmp_path.glob("rescale-tiny-*.json"))) == 1
+    assert len(list(tmp_path.glob("rescaling-tiny-*.json"))) == 1
     assert all(s[key] is not None for key in headline_ratios("rescaling"))  # bench compare's
 
 
