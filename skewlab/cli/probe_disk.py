@@ -2,7 +2,7 @@
 
 Example::
 
-    $ skewlab probe-disk --size 64 --seconds 10
+    $ skewlab probe-disk --size-mb 64 --seconds 10
     $ skewlab latency --disk local
 """
 
@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from skewlab.cli._deprecated import add_deprecated_alias
 from skewlab.errors import SkewlabInputError
 from skewlab.iomodel.disk_probe import MAX_SECONDS, MAX_SIZE_MB, probe_disk
 from skewlab.iomodel.profiles import latency_dir, parse_size, save_profile
@@ -46,8 +47,15 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--size", type=float, default=64, metavar="MB", help="test file size in MiB (default 64)"
+        "--size-mb",
+        dest="size_mb",
+        type=float,
+        default=64,
+        metavar="MB",
+        help="test file size in MiB (default 64)",
     )
+    # --size is the run-size word (tiny|quick|full) elsewhere; here it was the file's MiB
+    add_deprecated_alias(parser, old="--size", new="--size-mb", dest="size_mb", type=float)
     parser.add_argument(
         "--seconds", type=float, default=10, metavar="S", help="measuring time (default 10)"
     )
@@ -83,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and out.is_dir():
         raise SkewlabInputError(f"--out is a directory: {out}")
     profile = probe_disk(
-        size_mb=args.size,
+        size_mb=args.size_mb,
         seconds=args.seconds,
         block_size=parse_size(args.block_size),
         directory=args.dir,

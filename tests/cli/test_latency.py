@@ -89,7 +89,7 @@ def test_cli_latency_table_and_fio(capsys):
         (["latency", "--disk", "nope"], "unknown disk profile 'nope'; known: "),
         (["latency", "--fio", "/no/such/fio.json"], "no such fio result file"),
         (["latency", "--block-size", "16k"], "8192-byte blocks"),
-        (["probe-disk", "--size", "-1"], "size"),
+        (["probe-disk", "--size-mb", "-1"], "size"),
         (["probe-disk", "--seconds", "0"], "seconds"),
     ],
 )
@@ -101,9 +101,10 @@ def test_cli_bad_input_exits_2_with_one_line(argv, message, capsys):
 
 def test_cli_probe_disk_writes_a_profile(tmp_path, capsys):
     out = tmp_path / "disk.json"
-    argv = ["probe-disk", "--size", "1", "--seconds", "0.3", "--dir", str(tmp_path)]
+    argv = ["probe-disk", "--size", "1", "--seconds", "0.3", "--dir", str(tmp_path)]  # former
     assert main([*argv, "--out", str(out), "--no-progress"]) == 0
-    assert "wrote" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "wrote" in printed.out and "--size is deprecated, use --size-mb" in printed.err
     p = load_disk_profile(out)
     assert p.name == "disk" and p.read.mean_us > 0
     assert sorted(path.name for path in tmp_path.iterdir()) == ["disk.json"]
