@@ -10,12 +10,9 @@ import argparse
 import json
 import sys
 
-from skewlab.cli._deprecated import (
-    add_deprecated_alias,
-    deprecation_line,
-    hide_suppressed_commands,
-)
-from skewlab.experiments.chapters import BENCHMARKS, SIZES, Benchmark, benchmark, is_alias
+from skewlab.cli._deprecated import deprecation_line, hide_suppressed_commands
+from skewlab.cli._size_option import add_size_option
+from skewlab.experiments.chapters import BENCHMARKS, Benchmark, benchmark, is_alias
 from skewlab.experiments.headlines import TOLERANCE, compare_sizes, compared_benchmarks
 from skewlab.experiments.machine import describe_machine
 
@@ -53,13 +50,7 @@ def add_benchmark_arguments(parser: argparse.ArgumentParser, bench: Benchmark) -
         >>> args.size, args.write_batch, args.runs
         ('tiny', 64, None)
     """
-    parser.add_argument(
-        "--size",
-        choices=SIZES,
-        default="quick",
-        help="tiny: seconds; quick: minutes (default); full: the seed's sizes",
-    )
-    add_deprecated_alias(parser, old="--profile", new="--size", dest="size", choices=SIZES)
+    add_size_option(parser, "tiny: seconds; quick: minutes (default); full: the seed's sizes")
     parser.add_argument("--runs", type=int, default=None, help="runs per point")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--parallelism", type=int, default=None, help="operator subtasks")

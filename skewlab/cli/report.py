@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from skewlab.cli._deprecated import add_deprecated_alias
-from skewlab.experiments.chapters import SIZES
+from skewlab.cli._size_option import add_size_option
 from skewlab.report import render_report, select_notebooks
 
 EXAMPLES = """\
@@ -32,13 +31,9 @@ def register(subparsers) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--size",
-        choices=SIZES,
-        default="quick",
-        help="tiny: seconds; quick: minutes on a laptop (default); full: the seeds' sizes",
+    add_size_option(
+        parser, "tiny: seconds; quick: minutes on a laptop (default); full: the seeds' sizes"
     )
-    add_deprecated_alias(parser, old="--profile", new="--size", dest="size", choices=SIZES)
     parser.add_argument("--out", default=None, help="output directory (default: reports/)")
     parser.add_argument(
         "--notebooks",
