@@ -1,23 +1,27 @@
-"""The seeds' experiments, one module per chapter, and the one chapter registry.
+"""The seeds' experiments, one module per chapter, and the one chapter registry: measurement
+only -- what runs, and the figures and summaries it returns.
 
 ==================  ===============================================================
 ``chapters``        the registry: every chapter's id, seed, sizes, benchmarks, headlines
-``results``         ``BenchResult``: rows and summary, written as CSV and JSON
+``results``         ``BenchResult``: rows and summary, written as CSV and JSON; read back
 ``headlines``       a quick run's headline ratios held against a full run's
 ``machine``         the machine a result was measured on
-``percent``         percentages as the lessons print them
 ``salting``         chapter 02 (seed 000): salting's double count and the per-key order lost
 ``buffering``       chapter 03 (seed 000): naive (RocksDB) vs buffered over tweet cardinality
 ``latency_sweep``   chapter 03 (seed 000): the buffer's latency over the trigger interval
-``state_cache``     chapter 04 (seed 003, FLIP-325): an LRU cache of objects before RocksDB
+``state_cache``     chapter 04 (seed 003, FLIP-325): an LRU cache of objects before RocksDB,
+                    the 0%-hit record taken apart
 ``sorted_input``    chapter 05 (seed 001, FLIP-140): WordCount, keyed state vs sorted input
 ``value_state``     chapter 05 (seed 001, FLIP-140): the ValueState micro-benchmark
-``rescaling``       chapter 06 (seed 002): restore at a new parallelism three ways
+``rescaling``       chapter 06 (seed 002): where keys go, restore at a new parallelism three
+                    ways, a buffer's in-flight records
 ``backlog``         chapter 07 (seed 002): the outage backlog, measured rates, simulated P
-``streaming``       chapter 08 (seed 000 on Spark Structured Streaming)
+``streaming``       chapter 08 (seed 000 on Spark Structured Streaming): throughput, the
+                    micro-batch latency sweep, the hot partition, rescaling a checkpoint
 ==================  ===============================================================
 
-Measurement lives here; tables, sentences and charts about it live in :mod:`skewlab.viz`.
+Measurement lives here; tables, sentences, charts and the text ``skewlab bench`` prints about it
+live in the chapter's :mod:`skewlab.viz` module (``skewlab.viz.<chapter id>``).
 
 Example::
 

@@ -52,7 +52,6 @@ from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import size_settings
-from skewlab.experiments.percent import percent
 from skewlab.experiments.results import BenchResult
 from skewlab.inputs.views import ViewSpec, generate_views, key_load, zipf_cdf
 from skewlab.iomodel.restore_time import StorageReadModel, object_store_model
@@ -73,13 +72,12 @@ __all__ = [
     "MeasuredInputs",
     "catch_up_curve",
     "catch_up_seconds",
-    "describe",
-    "format_summary",
+    "curve_key",
     "max_subtask_share",
     "measure",
     "measured_inputs",
-    "measured_table",
     "run_experiment",
+    "with_inputs",
     "zipf_shares",
 ]
 
@@ -93,6 +91,19 @@ CURVES = (
     ("Zipf, naive", "naive", "zipf"),
     ("Zipf, buffered", "buffered", "zipf"),
 )
+
+
+def curve_key(label: str) -> str:
+    """A curve's label as the prefix of its summary keys (``<key>_best_hours`` ...).
+
+    Example::
+
+        >>> curve_key("Zipf, buffered")
+        'zipf_buffered'
+    """
+    return label.lower().replace(", ", "_").replace(" ", "_")
+
+
 #: The parallelisms a curve is drawn at (and the measured ones added).
 DEFAULT_PARALLELISMS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 
@@ -452,7 +463,7 @@ def summarize(rows, inputs: Sequence[MeasuredInputs], *, hours, rate, normal_par
     }
     for label, group in frame.groupby("curve", sort=False):
         finite = group[np.isfinite(group["catch_up_hours"])]
-        key = label.lower().replace(", ", "_").replace(" ", "_")
+        key = curve_key(label)
         if finite.empty:
             summary[f"{key}_best_parallelism"] = None
             summary[f"{key}_best_hours"] = None
@@ -464,57 +475,11 @@ def summarize(rows, inputs: Sequence[MeasuredInputs], *, hours, rate, normal_par
     return summary
 
 
-def format_summary(result: BenchResult) -> str:
-    """The measured inputs and each curve's best parallelism, for the terminal."""
-    s = result.summary
-    lines = [
-        f"outage {s['outage_hours']:g} h at {s['rate_records_per_second']:,.0f} records/s; "
-        f"normal parallelism {s['normal_parallelism']}",
-        "measured (this machine, real runs):",
-    ]
-    for m in s["measured"]:
-        lines.append(
-            f"  {m['label']:<16} per-subtask {m['per_subtask_rate']:,.0f} rec/s, "
-            f"hottest key {m['hottest_key_share']:.1%} of records"
-        )
-    lines.append("simulated (from the measured figures):")
-    for label, _, _ in CURVES:
-        key = label.lower().replace(", ", "_").replace(" ", "_")
-        best, hours = s[f"{key}_best_parallelism"], s[f"{key}_best_hours"]
-        text = "never catches up" if best is None else f"best at {best}: {hours:.2f} h"
-        lines.append(
-            f"  {label:<16} {text}; capacity ceiling {s[f'{key}_capacity_ceiling']:,.0f} rec/s"
-        )  # noqa: E501
-    return "\n".join(lines)
-
-
 def with_inputs(inputs: MeasuredInputs, **changes: Any) -> MeasuredInputs:
     """``inputs`` with some figures replaced (e.g. a start-up cost per task for a cluster)."""
     if "key_shares" in changes and not changes["key_shares"]:
         raise SkewlabInputError("key_shares must name at least one key")
     return replace(inputs, **changes)
-
-
-def measured_table(result: BenchResult) -> pd.DataFrame:
-    """The figures measured on real runs, one row per curve."""
-    rows = []
-    for m in result.summary["measured"]:
-        capacity = m["measured_capacity"]
-        rows.append(
-            {
-                "curve": m["label"],
-                "per_subtask_rate": m["per_subtask_rate"],
-                "capacity_at_1": capacity.get("1"),
-                "capacity_at_2": capacity.get("2"),
-                "hottest_key_share": m["hottest_key_share"],
-                "keys": m["keys"],
-                "state_bytes_per_key": m["state_bytes_per_key"],
-                "snapshot_us_per_kib": m["snapshot_seconds_per_byte"] * 1024e6,
-                "restore_us_per_kib": m["restore_seconds_per_byte"] * 1024e6,
-                "task_startup_seconds": m["task_startup_seconds"],
-            }
-        )
-    return pd.DataFrame(rows).set_index("curve")
 
 
 def measured_inputs(result: BenchResult) -> list[MeasuredInputs]:
@@ -545,31 +510,3 @@ def measured_inputs(result: BenchResult) -> list[MeasuredInputs]:
             )
         )
     return out
-
-
-def describe(result: BenchResult) -> str:
-    """The run's own figures, in sentences (what the notebook states)."""
-    s = result.summary
-    measured = {m["label"]: m for m in s["measured"]}
-    parts = [
-        f"The input arrives at {s['rate_records_per_second']:,.0f} records/s and the outage "
-        f"lasted {s['outage_hours']:g} h: a backlog of "
-        f"{s['rate_records_per_second'] * s['outage_hours'] * 3600:,.0f} records."
-    ]
-    for label, _, _ in CURVES:
-        key = label.lower().replace(", ", "_").replace(" ", "_")
-        m = measured[label]
-        best, hours = s[f"{key}_best_parallelism"], s[f"{key}_best_hours"]
-        outcome = (
-            "never catches up"
-            if best is None
-            else f"catches up fastest at parallelism {best} ({hours:.2f} h)"
-        )
-        parts.append(
-            f"{label}: one subtask measured {m['per_subtask_rate']:,.0f} records/s, the hottest "
-            f"key holds {percent(m['hottest_key_share'])} of the records, the simulated capacity "
-            f"tops out at {s[f'{key}_capacity_ceiling']:,.0f} records/s, and the job {outcome}."
-        )
-    startup = s["measured"][0]["task_startup_seconds"]
-    parts.append(f"Spark started each extra task in {startup:.3f} s here (measured).")
-    return " ".join(parts)

@@ -89,9 +89,17 @@ class Benchmark:
 
     Its measurement is ``run_experiment(size, runs, *, parallelism, progress, spark, ...)`` in
     ``skewlab.experiments.<id>`` (a :class:`~skewlab.experiments.results.BenchResult`), its
-    printed summary ``formatter(result)`` beside it, its headline ratios a dict ``summary key
-    -> the seed's figure`` (``None`` where the seed published none) named ``headlines`` in the
-    experiment module.
+    headline ratios a dict ``summary key -> the seed's figure`` (``None`` where the seed
+    published none) named ``headlines`` in that module; its printed summary is
+    ``formatter(result)`` in its chapter's figures, ``skewlab.viz.<chapter>`` (presentation
+    lives in viz: the registry names the function, ``skewlab bench`` loads it).
+
+    Example::
+
+        >>> benchmark("value_state").format_function().__qualname__
+        'format_value_state_summary'
+        >>> benchmark("value_state").viz_module
+        'skewlab.viz.sorted_input'
     """
 
     id: str
@@ -107,11 +115,16 @@ class Benchmark:
     def module(self) -> str:
         return f"skewlab.experiments.{self.id}"
 
+    @property
+    def viz_module(self) -> str:
+        """Where its printed summary lives: its chapter's figures."""
+        return f"skewlab.viz.{self.chapter}"
+
     def run_function(self) -> Callable[..., Any]:
         return importlib.import_module(self.module).run_experiment
 
     def format_function(self) -> Callable[[Any], str]:
-        return getattr(importlib.import_module(self.module), self.formatter)
+        return getattr(importlib.import_module(self.viz_module), self.formatter)
 
 
 @dataclass(frozen=True)
@@ -324,6 +337,7 @@ CHAPTERS: tuple[Chapter, ...] = (
                 help="seed 001 (FLIP-140): ValueState micro-benchmark, heap / rocksdb / "
                 "single_key in ops/ms",
                 aliases=("value-state",),
+                formatter="format_value_state_summary",
                 sizes={
                     "tiny": {"keys": 2_000, "runs": 1},
                     "quick": {

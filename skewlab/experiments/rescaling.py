@@ -82,17 +82,11 @@ __all__ = [
     "HEADLINES",
     "EXPERIMENT",
     "SEED_EXAMPLE",
-    "case_rows",
-    "cases_table",
-    "describe",
-    "format_summary",
     "in_flight_table",
     "key_assignment_table",
-    "native_table",
     "restore_table",
     "run_experiment",
     "seed_example",
-    "seed_rows",
     "source_offsets",
     "storage_models",
     "summarize",
@@ -362,76 +356,6 @@ def summarize(rows: list[dict]) -> dict[str, Any]:
     return summary
 
 
-def format_summary(result: BenchResult) -> str:
-    """The seed's 3 -> 4 table and the realistic cases' totals, for the terminal."""
-    frame = result.frame()
-    lines = ["seed 002, Figure 3: keys 0..20, identity hash, 10 key groups, 3 -> 4 subtasks"]
-    seed = frame[frame["case"].str.startswith("seed")]
-    columns = ["bytes_read", "requests", "files_opened", "keys_read", "keys_kept", "seconds",
-               "modelled_seconds_ebs", "modelled_seconds_object_store"]  # fmt: skip
-    table = seed.groupby("way", sort=False)[columns].sum()
-    lines.append(table.to_string(float_format=lambda v: f"{v:.4g}"))
-    s = result.summary
-    lines += [
-        "",
-        "realistic cases (max parallelism 128): totals over every new subtask",
-        f"  bytes read, read-all / key groups:       {s['bytes_read_ratio_naive_over_keygroups']:.3g}x",  # noqa: E501
-        f"  requests, per-key index / key groups:    {s['requests_ratio_index_over_keygroups']:.3g}x",  # noqa: E501
-        f"  key groups read only the owned bytes:    {s['keygroups_read_only_owned_bytes']}",
-        f"  digest equal after every rescale:        {s['digest_equal_after_rescale']}",
-    ]
-    return "\n".join(lines)
-
-
-def cases_table(result: BenchResult) -> pd.DataFrame:
-    """Per realistic case and restore way: totals over the new subtasks, and the job's modelled
-    restore time on each storage (its slowest new subtask's)."""
-    frame = case_rows(result)
-    totals = frame.groupby(["case", "distribution", "way"], sort=False).agg(
-        bytes_read=("bytes_read", "sum"),
-        requests=("requests", "sum"),
-        files_opened=("files_opened", "sum"),
-        keys_read=("keys_read", "sum"),
-        keys_kept=("keys_kept", "sum"),
-        seconds=("seconds", "sum"),
-        **{
-            c.replace("modelled_seconds_", "job_seconds_"): (c, "max")
-            for c in frame.columns
-            if c.startswith("modelled_seconds_")
-        },
-    )
-    return totals
-
-
-def native_table(result: BenchResult) -> pd.DataFrame:
-    """RocksDB's native restore per method: totals over the new subtasks (bytes read counts the
-    checkpoint files a clip copies, and the keys and values copied or ingested)."""
-    frame = result.frame()
-    frame = frame[frame["way"].str.startswith("rocksdb_")]
-    return frame.groupby(["case", "distribution", "way"], sort=False)[
-        ["bytes_read", "files_opened", "keys_read", "keys_kept", "seconds"]
-    ].sum()
-
-
-def describe(result: BenchResult) -> str:
-    """The run's own figures, in sentences (what the notebook states)."""
-    s = result.summary
-    seed = {w: s[f"seed_{w}_bytes_read"] for w in RESTORE_WAYS}
-    requests = {w: s[f"seed_{w}_requests"] for w in RESTORE_WAYS}
-    return (
-        f"In the seed's example the four new subtasks read {seed['read_all']:,} bytes in "
-        f"{requests['read_all']} requests reading everything, {seed['per_key_index']:,} bytes in "
-        f"{requests['per_key_index']} requests through a per-key index, and "
-        f"{seed['key_groups']:,} bytes in {requests['key_groups']} requests by key-group ranges. "
-        f"Over the realistic cases, reading everything read "
-        f"{s['bytes_read_ratio_naive_over_keygroups']:.2f}x the bytes of the key-group way, and "
-        f"the per-key index issued {s['requests_ratio_index_over_keygroups']:.1f}x its requests; "
-        f"every key-group restore read exactly the bytes of the entries it kept: "
-        f"{s['keygroups_read_only_owned_bytes']}; every resumed run ended with the reference "
-        f"digest: {s['digest_equal_after_rescale']}."
-    )
-
-
 def source_offsets(partitions: int, parallelism: int) -> list[list[str]]:
     """A Kafka-like source's operator state, the seed's example: ``partition:offset`` pairs,
     partition ``i`` read by subtask ``i % parallelism`` (offsets made up as ``100 + 7 i``).
@@ -504,15 +428,3 @@ def in_flight_table(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return pd.DataFrame(rows)
-
-
-def seed_rows(result: BenchResult) -> pd.DataFrame:
-    """The seed example's restore rows of a result."""
-    frame = result.frame()
-    return frame[frame["case"].str.startswith("seed")]
-
-
-def case_rows(result: BenchResult) -> pd.DataFrame:
-    """The realistic cases' restore rows (the three ways; RocksDB's native rows left out)."""
-    frame = result.frame()
-    return frame[~frame["case"].str.startswith("seed") & frame["way"].isin(RESTORE_WAYS)]

@@ -18,6 +18,7 @@ import json
 import statistics
 import time
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from skewlab.experiments.chapters import benchmark
 from skewlab.experiments.machine import this_machine
 from skewlab.operators.count_loops import IMPLEMENTATION as CORES
 
-__all__ = ["BenchResult", "latest_result", "median_of", "spread"]
+__all__ = ["BenchResult", "bench_rows", "bench_summary", "latest_result", "median_of", "spread"]
 
 
 @dataclass
@@ -79,6 +80,34 @@ class BenchResult:
         js.write_text(json.dumps(self.to_json_dict(), indent=2, default=_plain) + "\n")
         self.files = [csv, js]
         return self.files
+
+
+def bench_rows(result: BenchResult | Mapping[str, Any] | pd.DataFrame) -> pd.DataFrame:
+    """The rows of a benchmark result: a :class:`BenchResult`, its JSON dict (what
+    :func:`latest_result` returns), or a DataFrame of them already.
+
+    Example::
+
+        >>> bench_rows({"rows": [{"cardinality": 1, "strategy": "naive"}]}).shape
+        (1, 2)
+    """
+    if isinstance(result, pd.DataFrame):
+        return result
+    if hasattr(result, "frame"):
+        return result.frame()
+    return pd.DataFrame(result["rows"])
+
+
+def bench_summary(result: BenchResult | Mapping[str, Any]) -> dict[str, Any]:
+    """The summary of a benchmark result: a :class:`BenchResult` or its JSON dict.
+
+    Example::
+
+        >>> saved = {"summary": {"runs": 3}}
+        >>> bench_summary(saved), bench_summary(BenchResult("d", "tiny", [], {"runs": 1}))["runs"]
+        ({'runs': 3}, 1)
+    """
+    return result["summary"] if isinstance(result, Mapping) else result.summary
 
 
 def spread(values) -> dict[str, float | None]:

@@ -81,7 +81,6 @@ __all__ = [
     "lifecycle_table",
     "salted_counter",
     "salted_hll",
-    "salting_summary",
     "subtask_loads",
 ]
 
@@ -245,19 +244,6 @@ def salted_hll(
         ["views", "tweet_id"], ascending=[False, True], ignore_index=True
     )
     return HllResult(table, run, run.result_digest, result_digest(reference))
-
-
-def salting_summary(counter: CounterResult, hll: HllResult) -> pd.DataFrame:
-    """Per tweet: the right count, the seed's salted counter, the fix, and the HLL union.
-
-    Example::
-
-        >>> salting_summary(salted_counter(views), salted_hll(views))   # doctest: +SKIP
-    """
-    hll_cols = hll.table[["tweet_id", "salted_estimate", "registers_match"]].rename(
-        columns={"salted_estimate": "hll_estimate", "registers_match": "hll_registers_match"}
-    )
-    return counter.table.merge(hll_cols, on="tweet_id", how="left")
 
 
 def subtask_loads(

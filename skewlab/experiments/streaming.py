@@ -81,10 +81,8 @@ __all__ = [
     "EXPERIMENT",
     "SEED_SPEEDUP_AT_20_KEYS",
     "default_provider_error",
-    "describe_shape",
-    "format_summary",
     "hot_partition_run",
-    "latency_sweep",
+    "micro_batch_latency_sweep",
     "ratios_by_cardinality",
     "rescale_checkpoint",
     "run_experiment",
@@ -192,7 +190,7 @@ def run_experiment(
         views.unpersist()
     bar.close()
     paced = generate_views(spark, ViewSpec(settings["latency_views"], n_users, 20, seed=seed))
-    latency = latency_sweep(
+    latency = micro_batch_latency_sweep(
         spark, paced, trigger_intervals=settings["trigger_intervals"],
         source_rate=settings["source_rate"], parallelism=parallelism,
     )  # fmt: skip
@@ -209,7 +207,7 @@ def run_experiment(
     return BenchResult(EXPERIMENT, size, rows, summary)
 
 
-def latency_sweep(
+def micro_batch_latency_sweep(
     spark,
     views,
     *,
@@ -219,12 +217,15 @@ def latency_sweep(
     parallelism: int | None = None,
 ) -> list[dict[str, Any]]:
     """Latency p50/p99 (arrival at the source to the delivery of the micro-batch) of one
-    variant over a paced source at ``source_rate`` rows/s, per trigger interval.
+    Structured Streaming variant over a paced source at ``source_rate`` rows/s, one query per
+    processing-time trigger interval (the buffer's own sweep, on skewlab's engine, is
+    :func:`skewlab.experiments.latency_sweep.latency_sweep`).
 
     Example::
 
-        >>> latency_sweep(spark, views, trigger_intervals=(100, 500), source_rate=1_000)  # doctest: +SKIP
-    """  # noqa: E501
+        >>> micro_batch_latency_sweep(spark, views, trigger_intervals=(100, 500),
+        ...                           source_rate=1_000)  # doctest: +SKIP
+    """
     reference = result_digest(spark_reference_aggregate(views))
     out = []
     for interval in trigger_intervals:
@@ -521,84 +522,3 @@ def summarize(rows) -> dict[str, Any]:
         ),
         "by_cardinality": table,
     }
-
-
-def describe_shape(summary: dict[str, Any], distribution: str = "uniform") -> str:
-    """One sentence on the measured shape of per-batch / per-record over key cardinality:
-    whether it grows as the keys shrink (the seed's shape), from the figures themselves.
-
-    Example::
-
-        >>> print(describe_shape({"ratios": {"uniform": {
-        ...     "20000": {"per_batch_over_per_record": 1.1},
-        ...     "20": {"per_batch_over_per_record": 3.0}}}}))
-        uniform views: per-batch / per-record grows from 1.1x at 20,000 keys to 3.0x at 20 keys: the seed's shape (the seed: ~45x at 20 keys, Flink).
-    """  # noqa: E501
-    by_k = summary.get("ratios", {}).get(distribution, {})
-    points = sorted(
-        ((int(k), v["per_batch_over_per_record"]) for k, v in by_k.items()
-         if v.get("per_batch_over_per_record")),
-        reverse=True,
-    )  # fmt: skip
-    if len(points) < 2:
-        return (f"{distribution} views: one key cardinality measured at this size, so no "
-                "shape to read; run a larger size for the sweep.")  # fmt: skip
-    (k_hi, r_hi), (k_lo, r_lo) = points[0], points[-1]
-    at_20 = dict(points).get(SEED_KEYS)
-    low = f"{r_lo:.1f}x at {k_lo:,} keys"
-    text = f"{distribution} views: per-batch / per-record "
-    if r_lo > 1.25 * r_hi:
-        text += f"grows from {r_hi:.1f}x at {k_hi:,} keys to {low}: the seed's shape"
-    else:
-        text += (f"does not grow as the keys shrink ({r_hi:.1f}x at {k_hi:,} keys, {low}): "
-                 "not the seed's shape")  # fmt: skip
-    seed = f"the seed: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x at 20 keys, Flink"
-    if at_20 is not None and k_lo != 20:
-        seed = f"{at_20:.1f}x at 20 keys; " + seed
-    return f"{text} ({seed})."
-
-
-def _x(value: float | None) -> str:
-    return f"{value:.1f}x" if value else "-"
-
-
-def format_summary(result: BenchResult) -> str:
-    """The measured table (min / median / max rows per second) and the ratios beside the
-    seed's headline; the latency and rescale sections."""
-    s = result.summary
-    lines = [f"{'dist':<8} {'keys':>7}  {'variant':<10} {'min':>9} {'median':>9} {'max':>9}"]
-    for row in s["by_cardinality"]:
-        lines.append(
-            f"{row['distribution']:<8} {row['cardinality']:>7,}  {row['variant']:<10} "
-            f"{row['min']:>9,.0f} {row['median']:>9,.0f} {row['max']:>9,.0f}"
-        )
-    at_20 = _x(s["per_batch_over_per_record_at_20_keys"])
-    lines.append(
-        f"at 20 keys (uniform): per-batch / per-record {at_20}"
-        f", builtin / per-batch {_x(s['builtin_over_per_batch_at_20_keys'])} (the seed's buffer: "
-        f"~{s['seed_speedup_at_20_keys']:.0f}x, Flink on its machine); rows/s over micro-batch "
-        f"time, median of {s['runs']} run(s); all digests match the reference: "
-        f"{s['all_digests_match']}"
-    )  # noqa: E501
-    for row in s.get("latency", []):
-        lines.append(
-            f"latency at {row['source_rate']:,.0f} rows/s, "
-            f"trigger {row['trigger_interval_ms']:,.0f} ms: "
-            f"p50 {row['latency_p50_ms']:,.0f} ms, p99 {row['latency_p99_ms']:,.0f} ms "
-            f"over {row['batches']} micro-batches"
-        )
-    rescale = s.get("rescale")
-    if rescale:
-        lines.append(
-            f"restart asking for {rescale['restart_asked']} partitions kept "
-            f"{rescale['restart_kept']}; " + "; ".join(
-                f"repartition {e['from']} -> {e['to']}: "
-                + ("done, state per key unchanged: " + str(e["state_unchanged_per_key"])
-                   if e["done"] else f"NOT done ({e['reason']})")
-                for e in rescale["repartition"]
-            )
-            + (f"; resumed on {rescale['resumed_partitions']} partitions, digest matches: "
-               f"{rescale['resumed_digest_matches_reference']}"
-               if rescale["repartition_available"] else "")
-        )  # fmt: skip
-    return "\n".join(lines)

@@ -1,21 +1,37 @@
-"""Figures, tables and JupyterLab controls, one module per lesson, in one palette.
+"""Presentation, one module per lesson, in one palette: figures, tables, sentences, what
+``skewlab bench`` prints, and JupyterLab controls.
 
 ==================  ===============================================================
-``palette``         one colour per strategy and backend, the plotly template
-``render``          live figures in JupyterLab, self-contained HTML in a report
+``palette``         one colour per strategy, backend and neutral line; the side labels; the
+                    plotly template
+``render``          :func:`setup_notebook`: live figures in JupyterLab, self-contained HTML
+                    in a report, readable floats in tables
+``explorer``        :class:`~skewlab.viz.explorer.Explorer`: controls and the figures they
+                    redraw; the controls' one style
+``titles``          chart titles that state the result a chart shows
+``text``            numbers in sentences and terminal tables: percent, ``4.2x``,
+                    ``median [min..max]``
 ``hot_keys``        notebook 00: per-key and per-subtask load, a skew slider
 ``ebs_latency``     notebook 01: the EBS arithmetic, ceilings, measured vs modelled
-``salting``         notebook 02: the double count, the order lost, a salt slider
-``buffering``       notebook 03: throughput over cardinality, latency over the interval
-``state_cache``     notebook 04: FLIP-325's hit ratio and speedups, a cache-size slider
-``sorted_input``    notebook 05: FLIP-140's WordCount, memory at two K, ValueState
-``rescaling``       notebook 06: key groups (Figure 3), the restore ways, operator state
-``backlog``         notebook 07: the outage backlog, catch-up time against parallelism
-``streaming``       notebook 08: Spark Structured Streaming, the hot partition, rescaling
+``salting``         notebook 02: the double count, the per-tweet summary, the order lost, a
+                    salt slider
+``buffering``       notebook 03: throughput over cardinality, latency over the interval, the
+                    sentences, ``bench buffering``'s table
+``state_cache``     notebook 04: FLIP-325's hit ratio and speedups, its tables and sentences,
+                    ``bench state_cache``'s table, a cache-size slider
+``sorted_input``    notebook 05: FLIP-140's WordCount, memory at two K, ValueState; their
+                    tables, sentences, ``bench sorted_input`` / ``value_state``'s tables
+``rescaling``       notebook 06: key groups (Figure 3), the restore ways' tables and figures,
+                    the sentences, ``bench rescaling``'s table, operator state
+``backlog``         notebook 07: catch-up time against parallelism, the measured table, the
+                    sentences, ``bench backlog``'s summary
+``streaming``       notebook 08: Spark Structured Streaming, the hot partition, rescaling, the
+                    shape's sentence, ``bench streaming``'s table
 ==================  ===============================================================
 
-Importing :mod:`skewlab.viz` inside ``skewlab report`` switches plotly to the offline report
-renderer (:mod:`skewlab.viz.render` does it when imported).
+Measurement lives in :mod:`skewlab.experiments`; everything here only shows it. Importing
+:mod:`skewlab.viz` changes no global state: each notebook calls :func:`setup_notebook` once in
+its import cell (pandas' float format; inside ``skewlab report``, plotly's offline renderer).
 
 Example::
 
@@ -38,7 +54,7 @@ from skewlab.viz import (
     streaming,
 )
 from skewlab.viz.palette import COLORS, LABELS, TEMPLATE
-from skewlab.viz.render import in_report, use_report_renderer
+from skewlab.viz.render import in_report, setup_notebook, use_report_renderer
 
 __all__ = [
     "COLORS",
@@ -51,6 +67,7 @@ __all__ = [
     "in_report",
     "rescaling",
     "salting",
+    "setup_notebook",
     "sorted_input",
     "state_cache",
     "streaming",

@@ -1,5 +1,6 @@
 """Notebook 07, the outage backlog (seed 002): catch-up time and capacity against parallelism,
-measured points filled, simulated ones open; sliders for the outage, the rate, the skew and the
+measured points filled, simulated ones open; the measured figures as a table and in sentences,
+what ``skewlab bench backlog`` prints; sliders for the outage, the rate, the skew and the
 strategy.
 
 Example::
@@ -22,23 +23,32 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from skewlab.experiments.backlog import (
+    CURVES,
     MeasuredInputs,
     catch_up_curve,
+    curve_key,
     max_subtask_share,
     zipf_shares,
 )
-from skewlab.viz.explorer import Explorer
-from skewlab.viz.palette import CURVE_COLORS, TEMPLATE
+from skewlab.experiments.results import BenchResult
+from skewlab.viz.explorer import WIDGET_STYLE, Explorer
+from skewlab.viz.palette import COLORS, CURVE_COLORS, TEMPLATE
+from skewlab.viz.text import percent
 
-__all__ = ["backlog_explorer", "capacity_figure", "catch_up_figure"]
-
-_STYLE = {"description_width": "initial"}
+__all__ = [
+    "backlog_explorer",
+    "capacity_figure",
+    "catch_up_figure",
+    "describe",
+    "format_summary",
+    "measured_table",
+]
 
 
 def _traces(curves: pd.DataFrame, column: str, unit: str) -> list[go.Scatter]:
     traces = []
     for label, group in curves.groupby("curve", sort=False):
-        color = CURVE_COLORS.get(label, "#7f7f7f")
+        color = CURVE_COLORS.get(label, COLORS["unlisted"])
         finite = group[np.isfinite(group[column])]
         traces.append(
             go.Scatter(
@@ -125,6 +135,110 @@ def capacity_figure(
     return fig
 
 
+def measured_table(result: BenchResult) -> pd.DataFrame:
+    """The figures measured on real runs, one row per curve.
+
+    Example::
+
+        >>> from skewlab.experiments.backlog import run_experiment
+        >>> measured_table(run_experiment("tiny", progress=False)).index.tolist()  # doctest: +SKIP
+        ['uniform, naive', 'Zipf, naive', 'Zipf, buffered']
+    """
+    rows = []
+    for m in result.summary["measured"]:
+        capacity = m["measured_capacity"]
+        rows.append(
+            {
+                "curve": m["label"],
+                "per_subtask_rate": m["per_subtask_rate"],
+                "capacity_at_1": capacity.get("1"),
+                "capacity_at_2": capacity.get("2"),
+                "hottest_key_share": m["hottest_key_share"],
+                "keys": m["keys"],
+                "state_bytes_per_key": m["state_bytes_per_key"],
+                "snapshot_us_per_kib": m["snapshot_seconds_per_byte"] * 1024e6,
+                "restore_us_per_kib": m["restore_seconds_per_byte"] * 1024e6,
+                "task_startup_seconds": m["task_startup_seconds"],
+            }
+        )
+    return pd.DataFrame(rows).set_index("curve")
+
+
+def _simulated(summary: dict, label: str) -> tuple[int | None, float | None, float]:
+    """A curve's best parallelism (``None``: it never catches up), its catch-up hours there,
+    and its capacity ceiling, from a summary."""
+    key = curve_key(label)
+    return (
+        summary[f"{key}_best_parallelism"],
+        summary[f"{key}_best_hours"],
+        summary[f"{key}_capacity_ceiling"],
+    )
+
+
+def describe(result: BenchResult) -> str:
+    """The run's own figures, in sentences (what the notebook states).
+
+    Example::
+
+        >>> from skewlab.experiments.backlog import run_experiment
+        >>> print(describe(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+        The input arrives at 1,234 records/s and the outage lasted 4 h: a backlog of ...
+    """
+    s = result.summary
+    measured = {m["label"]: m for m in s["measured"]}
+    parts = [
+        f"The input arrives at {s['rate_records_per_second']:,.0f} records/s and the outage "
+        f"lasted {s['outage_hours']:g} h: a backlog of "
+        f"{s['rate_records_per_second'] * s['outage_hours'] * 3600:,.0f} records."
+    ]
+    for label, _, _ in CURVES:
+        m = measured[label]
+        best, hours, ceiling = _simulated(s, label)
+        outcome = (
+            "never catches up"
+            if best is None
+            else f"catches up fastest at parallelism {best} ({hours:.2f} h)"
+        )
+        parts.append(
+            f"{label}: one subtask measured {m['per_subtask_rate']:,.0f} records/s, the hottest "
+            f"key holds {percent(m['hottest_key_share'])} of the records, the simulated capacity "
+            f"tops out at {ceiling:,.0f} records/s, and the job {outcome}."
+        )
+    startup = s["measured"][0]["task_startup_seconds"]
+    parts.append(f"Spark started each extra task in {startup:.3f} s here (measured).")
+    return " ".join(parts)
+
+
+def format_summary(result: BenchResult) -> str:
+    """What ``skewlab bench backlog`` prints: the measured inputs and each curve's best
+    parallelism.
+
+    Example::
+
+        >>> from skewlab.experiments.backlog import run_experiment
+        >>> print(format_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+        outage 4 h at 1,234 records/s; normal parallelism 2
+        ...
+    """
+    s = result.summary
+    lines = [
+        f"outage {s['outage_hours']:g} h at {s['rate_records_per_second']:,.0f} records/s; "
+        f"normal parallelism {s['normal_parallelism']}",
+        "measured (this machine, real runs):",
+    ]
+    for m in s["measured"]:
+        lines.append(
+            f"  {m['label']:<16} per-subtask {m['per_subtask_rate']:,.0f} rec/s, "
+            f"hottest key {m['hottest_key_share']:.1%} of records"
+        )
+    lines.append("simulated (from the measured figures):")
+    for label, _, _ in CURVES:
+        best, hours, ceiling = _simulated(s, label)
+        text = "never catches up" if best is None else f"best at {best}: {hours:.2f} h"
+        lines.append(f"  {label:<16} {text}; capacity ceiling {ceiling:,.0f} rec/s")
+    return "\n".join(lines)
+
+
 def backlog_explorer(
     inputs: Sequence[MeasuredInputs],
     *,
@@ -146,7 +260,7 @@ def backlog_explorer(
         step=0.5,
         description="outage (h)",
         continuous_update=False,
-        style=_STYLE,
+        style=WIDGET_STYLE,
     )
     records = widgets.FloatLogSlider(
         value=rate,
@@ -156,7 +270,7 @@ def backlog_explorer(
         step=0.1,
         description="rate (records/s)",
         continuous_update=False,
-        style=_STYLE,
+        style=WIDGET_STYLE,
     )
     skew = widgets.FloatSlider(
         value=1.1,
@@ -165,9 +279,11 @@ def backlog_explorer(
         step=0.1,
         description="Zipf skew (0: uniform)",
         continuous_update=False,
-        style=_STYLE,
+        style=WIDGET_STYLE,
     )
-    strategy = widgets.Dropdown(options=list(by_strategy), description="strategy", style=_STYLE)
+    strategy = widgets.Dropdown(
+        options=list(by_strategy), description="strategy", style=WIDGET_STYLE
+    )
     measured_startup = max(next(iter(by_strategy.values())).task_startup_seconds, 1e-3)
     startup = widgets.FloatLogSlider(
         value=measured_startup,
@@ -177,7 +293,7 @@ def backlog_explorer(
         step=0.25,
         description="start-up per subtask (s)",
         continuous_update=False,
-        style=_STYLE,
+        style=WIDGET_STYLE,
     )
 
     def draw(

@@ -27,11 +27,14 @@ import plotly.graph_objects as go
 
 from skewlab.engine.config import JobConfig
 from skewlab.experiments.buffering import HEADLINE_MEASURE, SEED_SPEEDUP_AT_20_KEYS, SIDES
+from skewlab.experiments.chapters import SEED_CARDINALITIES
 from skewlab.experiments.latency_sweep import latency_sweep
+from skewlab.experiments.results import BenchResult, bench_rows, bench_summary
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import Buffered, Naive, run_strategy
-from skewlab.viz.explorer import Explorer
-from skewlab.viz.palette import COLORS, TEMPLATE
+from skewlab.viz.explorer import WIDGET_STYLE, Explorer
+from skewlab.viz.palette import COLORS, LABELS, TEMPLATE
+from skewlab.viz.text import spread_text, times
 from skewlab.viz.titles import latency_title, seed_point
 
 __all__ = [
@@ -39,6 +42,7 @@ __all__ = [
     "buffering_explorer",
     "describe",
     "describe_latency",
+    "format_summary",
     "latency_figure",
     "median_throughput",
     "show_saved_benchmark",
@@ -47,15 +51,9 @@ __all__ = [
     "throughput_figure",
 ]
 
-CARDINALITIES = (20_000, 10_000, 5_000, 1_000, 500, 100, 50, 20, 10, 5, 2, 1)
 MAX_COUNTS = (10, 100, 1_000, 10_000, 100_000)
 INTERVALS_MS = (10, 20, 50, 100, 200, 500, 1_000)
-_STYLE = {"description_width": "initial"}
-SIDE_LABELS = {
-    "naive": "naive (RocksDB)",
-    "buffered": "buffered, vectorized",
-    "buffered_list": "buffered, the seed's list",
-}
+SIDE_LABELS = LABELS["buffering"]
 
 
 #: column -> (its y axis's words, its name in a title)
@@ -63,21 +61,6 @@ _MEASURE_NAMES = {
     HEADLINE_MEASURE: ("job (net of start-up)", "job throughput net of start-up"),
     "operator_records_per_second": ("operator", "operator throughput"),
 }
-
-
-def bench_rows(result: Mapping[str, Any] | Any) -> pd.DataFrame:
-    """The rows of a benchmark result: a ``BenchResult``, its JSON dict, or a DataFrame.
-
-    Example::
-
-        >>> bench_rows({"rows": [{"cardinality": 1, "strategy": "naive"}]}).shape
-        (1, 2)
-    """
-    if isinstance(result, pd.DataFrame):
-        return result
-    if hasattr(result, "frame"):
-        return result.frame()
-    return pd.DataFrame(result["rows"])
 
 
 def median_throughput(rows, column: str = HEADLINE_MEASURE):
@@ -209,7 +192,7 @@ def speedup_figure(
             name="seed 000: ~45x at 20 keys (the article's figure)",
         )
     )
-    fig.add_hline(y=1, line={"dash": "dot", "color": "#888"})
+    fig.add_hline(y=1, line={"dash": "dot", "color": COLORS["parity"]})
     fig.update_layout(
         title=title or speedup_title(medians, "the seed: ~45x at 20 keys"),
         template=TEMPLATE,
@@ -252,7 +235,7 @@ def latency_figure(sweep: pd.DataFrame, *, title: str | None = None) -> go.Figur
                 y=x * factor,
                 mode="lines",
                 name=name,
-                line={"color": "#999", "dash": "dot", "width": 1},
+                line={"color": COLORS["guide"], "dash": "dot", "width": 1},
                 hoverinfo="skip",
             )
         )
@@ -285,22 +268,62 @@ def describe(result) -> str:
         >>> print(describe({"summary": summary, "rows": []}))
         Measured here (median of 5 runs): at 20 keys the vectorized buffer's job throughput is 30.0x naive's and the seed's list buffer's 4.0x; inside the operators alone, 60.0x and 5.0x. The article's figure at 20 keys: ~45x.
     """  # noqa: E501
-    summary = result["summary"] if isinstance(result, Mapping) else result.summary
+    summary = bench_summary(result)
     rows = [t for t in summary["by_cardinality"] if t["cardinality"] >= 20]
     if not rows:
         return "No cardinality of 20 keys or more was measured."
     t = min(rows, key=lambda row: row["cardinality"])
-
-    def x(value) -> str:
-        return "-" if value is None else f"{value:.1f}x"
-
     return (
         f"Measured here (median of {summary['runs']} runs): at {t['cardinality']:,} keys the "
-        f"vectorized buffer's job throughput is {x(t['speedup'])} naive's and the seed's list "
-        f"buffer's {x(t['speedup_list'])}; inside the operators alone, "
-        f"{x(t['operator_speedup'])} and {x(t['operator_speedup_list'])}. The article's figure "
-        f"at 20 keys: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x."
+        f"vectorized buffer's job throughput is {times(t['speedup'])} naive's and the seed's "
+        f"list buffer's {times(t['speedup_list'])}; inside the operators alone, "
+        f"{times(t['operator_speedup'])} and {times(t['operator_speedup_list'])}. The "
+        f"article's figure at 20 keys: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x."
     )
+
+
+def format_summary(result: BenchResult) -> str:
+    """What ``skewlab bench buffering`` prints: the measured table (median [min..max]) beside
+    the seed's headline figure.
+
+    Example::
+
+        >>> from skewlab.experiments.buffering import run_experiment
+        >>> print(format_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+        job throughput net of start-up, records/s: median [min..max] of 1 run(s); ...
+    """
+    s = result.summary
+    lines = [
+        "job throughput net of start-up, records/s: median [min..max] of "
+        f"{s['runs']} run(s); speedup = buffered / naive of the medians",
+        f"{'keys':>7}  {'naive':>26}  {'buffered (vectorized)':>28}  {'x':>6}  "
+        f"{'buffered (list, the seed)':>28}  {'x':>6}",
+    ]
+    for t in s["by_cardinality"]:
+        lines.append(
+            f"{t['cardinality']:>7,}  {spread_text(t['naive'], ',.0f'):>26}  "
+            f"{spread_text(t['buffered'], ',.0f'):>28}  {_x(t['speedup'])}  "
+            f"{spread_text(t['buffered_list'], ',.0f'):>28}  {_x(t['speedup_list'])}"
+        )
+    seed = s["seed_speedup_at_20_keys"]
+    lines.append(
+        f"headline at 20 keys: vectorized {_x(s['speedup_at_20_keys'])}, list "
+        f"{_x(s['speedup_at_20_keys_list'])} (the seed's figure: ~{seed:.0f}x); operator "
+        f"throughput alone: vectorized {_x(s['operator_speedup_at_20_keys'])}, list "
+        f"{_x(s['operator_speedup_at_20_keys_list'])}"
+    )
+    startup = s.get("startup_seconds") or {}
+    lines.append(
+        "start-up (an empty run's job time, subtracted): "
+        + ", ".join(f"{k} {v:.2f} s" for k, v in startup.items())
+        + f"; all digests match the reference: {s['all_digests_match']}"
+    )
+    return "\n".join(lines)
+
+
+def _x(value: float | None) -> str:
+    """A speedup in the terminal table's column: ``' 45.0x'``, or ``'     -'``."""
+    return times(value, "5.1f", "     -")
 
 
 def describe_latency(sweep: pd.DataFrame) -> str:
@@ -381,7 +404,7 @@ def _select(description: str, options: Sequence, value) -> widgets.SelectionSlid
         value=value,
         description=description,
         continuous_update=False,
-        style=_STYLE,
+        style=WIDGET_STYLE,
         layout={"width": "32rem"},
     )
 
@@ -452,7 +475,7 @@ def buffering_explorer(
         return [fig, latency_figure(sweep), sweep[columns]]
 
     controls = {
-        "cardinality": _select("distinct tweets", CARDINALITIES, cardinality),
+        "cardinality": _select("distinct tweets", SEED_CARDINALITIES, cardinality),
         "max_count": _select("max_count", MAX_COUNTS, max_count),
         "trigger_interval_ms": _select("trigger interval (ms)", INTERVALS_MS, trigger_interval_ms),
     }

@@ -40,7 +40,10 @@ from IPython.display import display
 from skewlab.errors import SkewlabInputError
 from skewlab.viz.render import in_report
 
-__all__ = ["Explorer"]
+__all__ = ["WIDGET_STYLE", "Explorer"]
+
+#: Every control's style: its description shown whole, not cut at ipywidgets' default width.
+WIDGET_STYLE = {"description_width": "initial"}
 
 
 class Explorer:

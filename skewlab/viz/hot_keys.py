@@ -17,7 +17,7 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from skewlab.inputs.views import ViewSpec, generate_views, key_load
-from skewlab.viz.explorer import Explorer
+from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import TEMPLATE
 
 __all__ = ["key_load_figure", "skew_explorer", "subtask_load_figure"]
@@ -110,6 +110,6 @@ def skew_explorer(
         step=0.1,
         description="Zipf skew s",
         continuous_update=False,
-        style={"description_width": "initial"},
+        style=WIDGET_STYLE,
     )
     return Explorer({"skew": slider}, draw).start()

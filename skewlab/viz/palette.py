@@ -6,6 +6,8 @@ Example::
     True
     >>> COLORS["buffered"] != COLORS["spark_sql"] and COLORS["salted"] != COLORS["cached"]
     True
+    >>> LABELS["count"]["rocksdb"], LABELS["state_cache"]["rocksdb"]
+    ('keyed, RocksDB', 'RocksDB, no cache')
 """
 
 from __future__ import annotations
@@ -61,18 +63,50 @@ COLORS = {
     "builtin": "#17becf",  # streaming: Spark's own aggregation, as spark_sql
     "seed": "#bcbd22",  # a figure the seed published
     "correct": "#2ca02c",  # a right answer beside a wrong one
+    "lru_batched": "#8c564b",  # the batched write-back beside FLIP-325's LRU ("cached")
+    "operator_cpu": "#74c476",  # operators' CPU time beside a job time (a paler "sorted")
+    "cold_partition": "#9fb4c7",  # a partition without the hot key
+    "unlisted": "#7f7f7f",  # a curve with no colour of its own (an explorer's)
+    # neutral lines and marks
+    "guide": "#999",  # dotted guides: half an interval, one interval
+    "parity": "#888",  # the 1x line of a ratio chart
+    "mark": "#444",  # a marked size, this run's point, sorted input's 1x line
+    "line": "#333",  # a measure beside the bars (a micro-batch's duration)
 }
 
 #: Read and write latencies.
 DIRECTION_COLORS = {"read": "#1f77b4", "write": "#d62728"}
 
-#: How the count strategies read in a legend.
+#: How a side reads in a legend or a table, one table per thing compared, by the ids the
+#: experiments' rows carry (one id may mean a side in two tables: ``rocksdb`` is a count
+#: strategy and FLIP-325's side without a cache).
 LABELS = {
-    "rocksdb": "keyed, RocksDB",
-    "heap": "keyed, heap",
-    "sort_group": "sort + group, no state (DataSet)",
-    "sorted": "sorted input, single-key state",
-    "spark_sql": "Spark groupBy().count()",
+    # skewlab.strategies.count's strategies: chapter 05's WordCount
+    "count": {
+        "rocksdb": "keyed, RocksDB",
+        "heap": "keyed, heap",
+        "sort_group": "sort + group, no state (DataSet)",
+        "sorted": "sorted input, single-key state",
+        "spark_sql": "Spark groupBy().count()",
+    },
+    # skewlab.experiments.buffering.SIDES: chapter 03
+    "buffering": {
+        "naive": "naive (RocksDB)",
+        "buffered": "buffered, vectorized",
+        "buffered_list": "buffered, the seed's list",
+    },
+    # skewlab.experiments.state_cache.SIDES: chapter 04
+    "state_cache": {
+        "rocksdb": "RocksDB, no cache",
+        "lru": "FLIP-325 LRU",
+        "lru_batched": "batched write-back",
+    },
+    # skewlab.state.restore.RESTORE_WAYS: chapter 06
+    "restore": {
+        "read_all": "read all, filter",
+        "per_key_index": "per-key index",
+        "key_groups": "key groups",
+    },
 }
 
 #: One colour per subtask index (figures of key groups and operator state), cycled.

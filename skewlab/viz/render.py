@@ -1,12 +1,13 @@
 """The renderer switch: live figures in JupyterLab, self-contained HTML in a report; and
 tables' numbers as a reader reads them.
 
-In JupyterLab plotly's own renderer is used. When a notebook runs inside ``skewlab report``
-(``SKEWLAB_REPORT=1`` in the kernel's environment), importing :mod:`skewlab.viz` switches
-plotly to the ``skewlab_report`` renderer: plain HTML with plotly.js inlined once per notebook,
-so the rendered HTML displays its charts with no network. Importing it also sets pandas'
-display format for floats (:func:`readable_number`): a table shows ``128.1``, not
-``128.100811``; the stored results keep every digit.
+Importing :mod:`skewlab.viz` changes nothing outside skewlab: every notebook calls
+:func:`setup_notebook` once, in its import cell. In JupyterLab plotly's own renderer stays;
+when the notebook runs inside ``skewlab report`` (``SKEWLAB_REPORT=1`` in the kernel's
+environment, :data:`REPORT_ENV`) plotly switches to the ``skewlab_report`` renderer: plain HTML
+with plotly.js inlined once per notebook, so the rendered HTML displays its charts with no
+network. Either way pandas shows floats through :func:`readable_number`: a table shows
+``128.1``, not ``128.100811``; the stored results keep every digit.
 
 Example::
 
@@ -21,28 +22,50 @@ import os
 
 import pandas as pd
 import plotly.io as pio
-from plotly.io._base_renderers import MimetypeRenderer
+from plotly.io.base_renderers import MimetypeRenderer
 
 __all__ = [
     "REPORT_ENV",
+    "REPORT_RENDERER",
     "ReportRenderer",
     "begin_notebook",
     "in_report",
     "readable_number",
+    "setup_notebook",
     "use_readable_tables",
     "use_report_renderer",
 ]
 
 #: Set to ``1`` in a notebook's kernel by ``skewlab report``.
 REPORT_ENV = "SKEWLAB_REPORT"
+#: The name of the report renderer in ``plotly.io.renderers``.
+REPORT_RENDERER = "skewlab_report"
 
 
 class ReportRenderer(MimetypeRenderer):
-    """``text/html`` output with plotly.js inlined in the first figure only (offline reports)."""
+    """``text/html`` output with plotly.js inlined in the first figure only (offline reports).
+
+    Example::
+
+        >>> renderer = ReportRenderer()
+        >>> "plotly.js" in renderer.to_mimebundle({"data": [], "layout": {}})["text/html"]
+        True
+        >>> renderer.plotlyjs_sent, len(renderer.to_mimebundle({"data": []})["text/html"]) < 5_000
+        (True, True)
+    """
 
     def __init__(self) -> None:
         # plotly shallow-copies a renderer per figure: keep the flag in a shared dict
         self._shared = {"plotlyjs_sent": False}
+
+    @property
+    def plotlyjs_sent(self) -> bool:
+        """Whether a figure of this page has inlined plotly.js already."""
+        return self._shared["plotlyjs_sent"]
+
+    def begin_page(self) -> None:
+        """A new page: its first figure inlines plotly.js again."""
+        self._shared["plotlyjs_sent"] = False
 
     def to_mimebundle(self, fig_dict):
         html = pio.to_html(
@@ -57,17 +80,43 @@ class ReportRenderer(MimetypeRenderer):
         return {"text/html": html}
 
 
+#: The one report renderer (registered with plotly by :func:`use_report_renderer`).
+_RENDERER = ReportRenderer()
+
+
 def use_report_renderer(force: bool = False) -> bool:
-    """Switch plotly to the self-contained report renderer when in a report (or ``force``)."""
-    if "skewlab_report" not in pio.renderers:
-        pio.renderers["skewlab_report"] = ReportRenderer()
-    if force or os.environ.get(REPORT_ENV) == "1":
-        pio.renderers.default = "skewlab_report"
+    """Register the self-contained report renderer with plotly (as :data:`REPORT_RENDERER`)
+    and make it the default when in a report (or ``force``); True when it is the default.
+
+    Example::
+
+        >>> use_report_renderer() == in_report()
+        True
+    """
+    if REPORT_RENDERER not in pio.renderers:
+        pio.renderers[REPORT_RENDERER] = _RENDERER
+    if force or in_report():
+        pio.renderers.default = REPORT_RENDERER
         return True
     return False
 
 
-use_report_renderer()
+def setup_notebook() -> None:
+    """What every notebook calls once, in its import cell: pandas shows floats as a reader
+    reads them (:func:`use_readable_tables`) and, inside ``skewlab report``, plotly renders
+    self-contained HTML (:func:`use_report_renderer`). Importing :mod:`skewlab.viz` does
+    neither.
+
+    Example::
+
+        >>> import pandas as pd
+        >>> with pd.option_context("display.float_format", None):  # put back afterwards
+        ...     setup_notebook()
+        ...     pd.get_option("display.float_format") is readable_number
+        True
+    """
+    use_report_renderer()
+    use_readable_tables()
 
 
 def begin_notebook() -> None:
@@ -77,11 +126,10 @@ def begin_notebook() -> None:
     Example::
 
         >>> begin_notebook()
-        >>> pio.renderers["skewlab_report"]._shared["plotlyjs_sent"]
+        >>> _RENDERER.plotlyjs_sent
         False
     """
-    renderer = pio.renderers["skewlab_report"]
-    renderer._shared["plotlyjs_sent"] = False  # noqa: SLF001 - the renderer's own flag
+    _RENDERER.begin_page()
 
 
 def in_report() -> bool:
@@ -123,6 +171,3 @@ def use_readable_tables() -> None:
     """Show every pandas float through :func:`readable_number` (display only: the values in a
     DataFrame, and in the results saved, keep every digit)."""
     pd.set_option("display.float_format", readable_number)
-
-
-use_readable_tables()

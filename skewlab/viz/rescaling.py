@@ -1,6 +1,7 @@
 """Notebook 06, rescaling through key groups (seed 002): where keys go with and without key
 groups (the seed's Figure 3), which old files a new subtask must read, the three restore ways
-measured, and operator state's three redistribution modes.
+measured (their tables, sentences and what ``skewlab bench rescaling`` prints), and operator
+state's three redistribution modes.
 
 Example::
 
@@ -20,26 +21,31 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from skewlab.experiments.rescaling import key_assignment_table
+from skewlab.experiments.results import BenchResult
 from skewlab.state.operator_state import DISTRIBUTION_MODES, repartition_list_state
-from skewlab.viz.explorer import Explorer
-from skewlab.viz.palette import COLORS, SUBTASK_COLORS, TEMPLATE
+from skewlab.state.restore import RESTORE_WAYS
+from skewlab.viz.explorer import WIDGET_STYLE, Explorer
+from skewlab.viz.palette import COLORS, LABELS, SUBTASK_COLORS, TEMPLATE
 
 __all__ = [
     "assignment_figure",
+    "case_rows",
+    "cases_table",
+    "describe",
     "files_read_comparison",
     "files_read_table",
+    "format_summary",
+    "native_table",
     "operator_state_figure",
     "rescale_explorer",
     "restore_ways_figure",
     "restore_ways_table",
+    "seed_rows",
 ]
 
-_STYLE = {"description_width": "initial"}
-_WAY_LABELS = {
-    "read_all": "read all, filter",
-    "per_key_index": "per-key index",
-    "key_groups": "key groups",
-}
+_WAY_LABELS = LABELS["restore"]
+#: What a restore way's totals add up (over the new subtasks).
+_TOTALS = ["bytes_read", "requests", "files_opened", "keys_read", "keys_kept", "seconds"]
 
 
 def _colorscale(parallelism: int) -> list[list]:
@@ -51,6 +57,15 @@ def _colorscale(parallelism: int) -> list[list]:
     for i, color in enumerate(colors):
         scale += [[i / parallelism, color], [(i + 1) / parallelism, color]]
     return scale
+
+
+def _subtask_heatmap(z, x, y, parallelism: int, **more) -> go.Heatmap:
+    """Cells coloured by subtask (``z``: a subtask index, ``None`` for no cell), one colour per
+    subtask of ``parallelism``, no colour bar, a gap between cells."""
+    return go.Heatmap(
+        z=z, x=x, y=y, colorscale=_colorscale(parallelism), zmin=-0.5, zmax=parallelism - 0.5,
+        showscale=False, xgap=2, ygap=2, **more,
+    )  # fmt: skip
 
 
 def files_read_table(table: pd.DataFrame, *, key_groups: bool) -> pd.DataFrame:
@@ -107,23 +122,14 @@ def assignment_figure(table: pd.DataFrame, *, title: str | None = None) -> go.Fi
                 for c in (new, old)
             ]
         fig.add_trace(
-            go.Heatmap(
-                z=z,
-                x=keys,
-                y=[f"new (p'={new_p})", f"old (p={old_p})"],
-                text=text,
-                texttemplate="%{text}",
-                colorscale=_colorscale(p),
-                zmin=-0.5,
-                zmax=p - 0.5,
-                showscale=False,
-                xgap=2,
-                ygap=2,
+            _subtask_heatmap(
+                z, keys, [f"new (p'={new_p})", f"old (p={old_p})"], p,
                 hovertemplate="key %{x}: subtask %{z}<extra></extra>",
+                text=text, texttemplate="%{text}",
             ),
             row=row,
             col=1,
-        )
+        )  # fmt: skip
     fig.update_xaxes(title_text="key", type="category")
     fig.update_layout(
         title=title or f"Rescaling {old_p} -> {new_p} subtasks (cell: subtask; kg: key group)",
@@ -136,13 +142,18 @@ def assignment_figure(table: pd.DataFrame, *, title: str | None = None) -> go.Fi
 def restore_ways_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Per restore way (rows of :func:`~skewlab.experiments.rescaling.restore_table`): totals over
     the new subtasks, and the job's modelled time (its slowest subtask's)."""
-    columns = ["bytes_read", "requests", "files_opened", "keys_read", "keys_kept", "seconds"]
-    totals = frame.groupby("way", sort=False)[columns].sum()
+    return _restore_totals(frame, "way").rename(index=_WAY_LABELS)
+
+
+def _restore_totals(frame: pd.DataFrame, by) -> pd.DataFrame:
+    """Restore rows grouped ``by``: :data:`_TOTALS` summed, and each storage's modelled time of
+    the job (``job_seconds_<storage>``: the slowest new subtask's, as they restore in
+    parallel)."""
+    groups = frame.groupby(by, sort=False)
+    totals = groups[_TOTALS].sum()
     for column in [c for c in frame.columns if c.startswith("modelled_seconds_")]:
-        totals[column.replace("modelled_seconds_", "job_seconds_")] = frame.groupby(
-            "way", sort=False
-        )[column].max()
-    return totals.rename(index=_WAY_LABELS)
+        totals[column.replace("modelled_seconds_", "job_seconds_")] = groups[column].max()
+    return totals
 
 
 def restore_ways_figure(
@@ -188,6 +199,111 @@ def restore_ways_figure(
     return fig
 
 
+def seed_rows(result: BenchResult) -> pd.DataFrame:
+    """The seed example's restore rows of a ``skewlab bench rescaling`` result.
+
+    Example::
+
+        >>> result = BenchResult("rescaling", "tiny", [
+        ...     {"case": "seed 3->4", "way": "key_groups"}, {"case": "3->4", "way": "key_groups"},
+        ...     {"case": "3->4", "way": "rocksdb_clip"}], {})
+        >>> seed_rows(result)["case"].tolist(), case_rows(result)["case"].tolist()
+        (['seed 3->4'], ['3->4'])
+    """
+    frame = result.frame()
+    return frame[frame["case"].str.startswith("seed")]
+
+
+def case_rows(result: BenchResult) -> pd.DataFrame:
+    """The realistic cases' restore rows (the three ways; RocksDB's native rows left out); see
+    :func:`seed_rows` for an example."""
+    frame = result.frame()
+    return frame[~frame["case"].str.startswith("seed") & frame["way"].isin(RESTORE_WAYS)]
+
+
+def cases_table(result: BenchResult) -> pd.DataFrame:
+    """Per realistic case and restore way: totals over the new subtasks, and the job's modelled
+    restore time on each storage (its slowest new subtask's).
+
+    Example::
+
+        >>> from skewlab.experiments.rescaling import run_experiment
+        >>> cases_table(run_experiment("tiny", progress=False)).index.names  # doctest: +SKIP
+        FrozenList(['case', 'distribution', 'way'])
+    """
+    return _restore_totals(case_rows(result), ["case", "distribution", "way"])
+
+
+def native_table(result: BenchResult) -> pd.DataFrame:
+    """RocksDB's native restore per method: totals over the new subtasks (bytes read counts the
+    checkpoint files a clip copies, and the keys and values copied or ingested).
+
+    Example::
+
+        >>> from skewlab.experiments.rescaling import run_experiment
+        >>> native_table(run_experiment("tiny", progress=False)).index.get_level_values("way")  # doctest: +SKIP
+        Index(['rocksdb_clip', 'rocksdb_copy', 'rocksdb_ingest', ...], dtype='object', name='way')
+    """  # noqa: E501
+    frame = result.frame()
+    frame = frame[frame["way"].str.startswith("rocksdb_")]
+    return frame.groupby(["case", "distribution", "way"], sort=False)[
+        ["bytes_read", "files_opened", "keys_read", "keys_kept", "seconds"]
+    ].sum()
+
+
+def describe(result: BenchResult) -> str:
+    """The run's own figures, in sentences (what the notebook states).
+
+    Example::
+
+        >>> from skewlab.experiments.rescaling import run_experiment
+        >>> print(describe(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+        In the seed's example the four new subtasks read 3,318 bytes in 12 requests reading ...
+    """
+    s = result.summary
+    seed = {w: s[f"seed_{w}_bytes_read"] for w in RESTORE_WAYS}
+    requests = {w: s[f"seed_{w}_requests"] for w in RESTORE_WAYS}
+    return (
+        f"In the seed's example the four new subtasks read {seed['read_all']:,} bytes in "
+        f"{requests['read_all']} requests reading everything, {seed['per_key_index']:,} bytes in "
+        f"{requests['per_key_index']} requests through a per-key index, and "
+        f"{seed['key_groups']:,} bytes in {requests['key_groups']} requests by key-group ranges. "
+        f"Over the realistic cases, reading everything read "
+        f"{s['bytes_read_ratio_naive_over_keygroups']:.2f}x the bytes of the key-group way, and "
+        f"the per-key index issued {s['requests_ratio_index_over_keygroups']:.1f}x its requests; "
+        f"every key-group restore read exactly the bytes of the entries it kept: "
+        f"{s['keygroups_read_only_owned_bytes']}; every resumed run ended with the reference "
+        f"digest: {s['digest_equal_after_rescale']}."
+    )
+
+
+def format_summary(result: BenchResult) -> str:
+    """What ``skewlab bench rescaling`` prints: the seed's 3 -> 4 table and the realistic
+    cases' totals.
+
+    Example::
+
+        >>> from skewlab.experiments.rescaling import run_experiment
+        >>> print(format_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+        seed 002, Figure 3: keys 0..20, identity hash, 10 key groups, 3 -> 4 subtasks
+        ...
+    """
+    lines = ["seed 002, Figure 3: keys 0..20, identity hash, 10 key groups, 3 -> 4 subtasks"]
+    columns = [*_TOTALS, "modelled_seconds_ebs", "modelled_seconds_object_store"]
+    table = seed_rows(result).groupby("way", sort=False)[columns].sum()
+    lines.append(table.to_string(float_format=lambda v: f"{v:.4g}"))
+    s = result.summary
+    lines += [
+        "",
+        "realistic cases (max parallelism 128): totals over every new subtask",
+        f"  bytes read, read-all / key groups:       {s['bytes_read_ratio_naive_over_keygroups']:.3g}x",  # noqa: E501
+        f"  requests, per-key index / key groups:    {s['requests_ratio_index_over_keygroups']:.3g}x",  # noqa: E501
+        f"  key groups read only the owned bytes:    {s['keygroups_read_only_owned_bytes']}",
+        f"  digest equal after every rescale:        {s['digest_equal_after_rescale']}",
+    ]
+    return "\n".join(lines)
+
+
 def operator_state_figure(
     old: list[list[str]], new_parallelism: int, *, title: str | None = None
 ) -> go.Figure:
@@ -202,21 +318,13 @@ def operator_state_figure(
         new = repartition_list_state(old, new_parallelism, mode)
         z = [[origin[e] if e in chunk else None for e in everything] for chunk in new]
         fig.add_trace(
-            go.Heatmap(
-                z=z,
-                x=everything,
-                y=[f"new {i}" for i in range(new_parallelism)],
-                colorscale=_colorscale(p),
-                zmin=-0.5,
-                zmax=p - 0.5,
-                showscale=False,
-                xgap=2,
-                ygap=2,
+            _subtask_heatmap(
+                z, everything, [f"new {i}" for i in range(new_parallelism)], p,
                 hovertemplate="%{x} from old subtask %{z}<extra></extra>",
             ),
             row=1,
             col=col,
-        )
+        )  # fmt: skip
     fig.update_layout(
         title=title
         or f"Operator state, {len(old)} -> {new_parallelism} subtasks "
@@ -243,7 +351,7 @@ def rescale_explorer(
     def slider(value: int, top: int, description: str) -> widgets.IntSlider:
         return widgets.IntSlider(
             value=value, min=1, max=top, description=description,
-            continuous_update=False, style=_STYLE,
+            continuous_update=False, style=WIDGET_STYLE,
         )  # fmt: skip
 
     controls = {

@@ -1,5 +1,5 @@
-"""Notebook 02, key salting (seed 000): the double count of running partials, the order lost,
-and a salt-buckets slider.
+"""Notebook 02, key salting (seed 000): the double count of running partials, the per-tweet
+summary of the counts, the order lost, and a salt-buckets slider.
 
 Example::
 
@@ -16,13 +16,11 @@ import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
 
-from skewlab.experiments.salting import salted_counter
-from skewlab.viz.explorer import Explorer
+from skewlab.experiments.salting import CounterResult, HllResult, salted_counter
+from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
 
-__all__ = ["double_count_figure", "order_figure", "salting_explorer"]
-
-_STYLE = {"description_width": "initial"}
+__all__ = ["double_count_figure", "order_figure", "salting_explorer", "salting_summary"]
 
 
 def double_count_figure(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
@@ -61,6 +59,20 @@ def double_count_figure(table: pd.DataFrame, *, title: str | None = None) -> go.
         yaxis={"title": "view count", "type": "log"},
     )
     return fig
+
+
+def salting_summary(counter: CounterResult, hll: HllResult) -> pd.DataFrame:
+    """Per tweet: the right count, the seed's salted counter, the fix, and the HLL union.
+
+    Example::
+
+        >>> from skewlab.experiments.salting import salted_counter, salted_hll
+        >>> salting_summary(salted_counter(views), salted_hll(views))   # doctest: +SKIP
+    """
+    hll_cols = hll.table[["tweet_id", "salted_estimate", "registers_match"]].rename(
+        columns={"salted_estimate": "hll_estimate", "registers_match": "hll_registers_match"}
+    )
+    return counter.table.merge(hll_cols, on="tweet_id", how="left")
 
 
 def order_figure(table: pd.DataFrame, *, title: str | None = None) -> go.Figure:
@@ -120,6 +132,6 @@ def salting_explorer(views, *, salt_buckets: int = 4, parallelism: int | None = 
         max=32,
         description="salt buckets",
         continuous_update=False,
-        style=_STYLE,
+        style=WIDGET_STYLE,
     )
     return Explorer({"salt_buckets": slider}, draw).start()

@@ -14,20 +14,25 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from skewlab.experiments.sorted_input import HEADLINE_MEASURE, ratio_spread
+from skewlab.experiments.results import BenchResult, bench_summary
+from skewlab.experiments.sorted_input import HEADLINE_MEASURE, RATIOS, ratio_spread
+from skewlab.experiments.value_state import BACKENDS, OPERATIONS, SEED_OPS_PER_MS, SHORT_NAMES
+from skewlab.experiments.value_state import RATIOS as VALUE_STATE_RATIOS
 from skewlab.inputs.wordcount import wordcount_input
 from skewlab.strategies.count import run_count
 from skewlab.viz.palette import COLORS, LABELS, TEMPLATE
+from skewlab.viz.text import number, spread_text, times
 
 __all__ = [
     "describe",
     "describe_value_state",
+    "format_summary",
+    "format_value_state_summary",
     "memory_by_k_figure",
     "strategy_table",
     "strategy_time_figure",
@@ -35,6 +40,10 @@ __all__ = [
     "value_state_figure",
     "value_state_table",
 ]
+
+
+#: How the count strategies read in a legend or a table.
+STRATEGY_LABELS = LABELS["count"]
 
 
 def strategy_table(result) -> pd.DataFrame:
@@ -48,7 +57,7 @@ def strategy_table(result) -> pd.DataFrame:
         name, mem = t["strategy"], t["peak_memory_bytes"]
         rows.append(
             {
-                "strategy": LABELS.get(name, name),
+                "strategy": STRATEGY_LABELS.get(name, name),
                 "key type": t["key_type"],
                 "input order": t["input_order"],
                 "job s": t["job_seconds"]["median"],
@@ -99,7 +108,11 @@ def strategy_time_figure(result) -> go.Figure:
         )
     )
     for column, name, color in (
-        ("x sorted (operator CPU)", "measured: operator CPU time (no sort)", "#74c476"),
+        (
+            "x sorted (operator CPU)",
+            "measured: operator CPU time (no sort)",
+            COLORS["operator_cpu"],
+        ),
         ("seed x sorted", "seed: Flink job time", COLORS["seed"]),
     ):
         fig.add_trace(
@@ -111,7 +124,7 @@ def strategy_time_figure(result) -> go.Figure:
                 text=[f"{v:.2f}" if pd.notna(v) else "" for v in table[column]],
             )
         )
-    fig.add_hline(y=1.0, line={"dash": "dash", "color": "#444"})
+    fig.add_hline(y=1.0, line={"dash": "dash", "color": COLORS["mark"]})
     s = result.summary
     fig.update_layout(
         title=f"WordCount, {s['n']:,} records, {s['k']:,} {s['key_type']} keys: "
@@ -139,7 +152,7 @@ def _name(result, label: str) -> str:
     return next(
         t["strategy"]
         for t in result.summary["by_strategy"]
-        if LABELS.get(t["strategy"], t["strategy"]) == label
+        if STRATEGY_LABELS.get(t["strategy"], t["strategy"]) == label
     )
 
 
@@ -173,7 +186,7 @@ def memory_by_k_figure(result) -> go.Figure:
             go.Bar(
                 x=[f"K = {k:,}" for k, _ in points],
                 y=[v / 2**20 for _, v in points],
-                name=LABELS[strategy],
+                name=STRATEGY_LABELS[strategy],
                 marker_color=COLORS[strategy],
                 text=[f"{v / 2**20:.1f}" for _, v in points],
             )
@@ -204,11 +217,11 @@ def describe(result) -> str:
         >>> print(describe({"summary": summary}))
         Measured here (2,000,000 records, 200,000 keys, median of 3 runs): RocksDB's job took 2.50x sorted input's, the heap's 1.20x, and sorted input 1.05x the sort-then-group baseline's; inside the operators (CPU), RocksDB 30.00x and the heap 3.00x. The seed's job times: 7.46x, 1.95x and 1.12x. Traced peak memory: heap 1.0 MiB at K=2,000, 50.0 MiB at K=200,000; sorted input 1.0 MiB at K=2,000, 1.0 MiB at K=200,000. Every run's counts equal Spark's groupBy().count(): True.
     """  # noqa: E501
-    s = result["summary"] if isinstance(result, Mapping) else result.summary
+    s = bench_summary(result)
     seed = s["seed_ratios"]
 
     def x(value) -> str:
-        return "-" if value is None else f"{value:.2f}x"
+        return times(value, ".2f")
 
     text = (
         f"Measured here ({s['n']:,} records, {s['k']:,} keys, median of {s['runs']} runs): "
@@ -249,7 +262,7 @@ def describe_value_state(result) -> str:
         >>> print(describe_value_state({"summary": summary}))
         Measured here (500,000 keys, median of 5 runs, ops per wall-clock ms): the heap's valueAdd runs at 0.75x its valueUpdate (the seed's: 0.71x), and the single-key backend's valueAdd at 2.22x the heap's (the seed's: 1.99x).
     """  # noqa: E501
-    s = result["summary"] if isinstance(result, Mapping) else result.summary
+    s = bench_summary(result)
     ops, seed = s["ops_per_wall_ms"], s["seed_ops_per_ms"]
     add, update = ops["valueAdd"]["heap"], ops["valueUpdate"]["heap"]
     lead = ops["valueAdd"]["single_key"] / add
@@ -261,6 +274,105 @@ def describe_value_state(result) -> str:
         f"valueAdd at {lead:.2f}x the heap's (the seed's: "
         f"{seed['valueAdd']['single_key'] / seed_add:.2f}x)."
     )
+
+
+def format_summary(result: BenchResult) -> str:
+    """What ``skewlab bench sorted_input`` prints: the measured table (median [min..max])
+    beside the seed's.
+
+    Example::
+
+        >>> from skewlab.experiments.sorted_input import run_experiment
+        >>> print(format_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+        WordCount, 20,000 records, 2,000 int keys, 1 run(s); headline: job seconds ...
+    """
+    s = result.summary
+    lines = [
+        f"WordCount, {s['n']:,} records, {s['k']:,} {s['key_type']} keys, {s['runs']} run(s); "
+        "headline: job seconds (sort included), median [min..max]",
+        f"{'strategy':>10}  {'job s':>22}  {'op CPU s':>8}  {'op wall s':>9}  "
+        f"{'job rec/s':>10}  {'seed ms':>8}",
+    ]
+    for t in s["by_strategy"]:
+        lines.append(
+            f"{t['strategy']:>10}  {spread_text(t['job_seconds'], '.2f'):>22}  "
+            f"{number(t['operator_cpu_seconds']['median'], '8.2f')}  "
+            f"{number(t['operator_seconds']['median'], '9.2f')}  "
+            f"{t['job_records_per_second']:>10,.0f}  {number(t['seed_ms'], '8,')}"
+        )
+    seed = s["seed_ratios"]
+    for name in RATIOS:
+        if name not in seed:
+            continue
+        lines.append(
+            f"{name}: job {spread_text(s[name + '_spread'], '.2f')} (seed {seed[name]:.2f}, "
+            f"measured / seed {number(_over(s[name], seed[name]), '.2f')}); operator CPU "
+            f"{number(s[name + '_operator_cpu'], '.2f')}, operator wall "
+            f"{number(s[name + '_operator_wall'], '.2f')}"
+        )
+    lines.append(
+        f"spark_sql_over_sorted (job): {spread_text(s['spark_sql_over_sorted_spread'], '.2f')}"
+    )
+    for strategy, by_k in s["peak_memory_bytes_by_k"].items():
+        lines.append(
+            f"traced peak memory of {strategy}: "
+            + ", ".join(f"K={int(k):,}: {v / 2**20:.1f} MiB" for k, v in by_k.items())
+        )
+    lines.append(f"all counts match Spark's groupBy().count(): {s['all_digests_match']}")
+    return "\n".join(lines)
+
+
+def format_value_state_summary(result: BenchResult) -> str:
+    """What ``skewlab bench value_state`` prints: the measured table (median [min..max])
+    beside the seed's.
+
+    Example::
+
+        >>> from skewlab.experiments.value_state import run_experiment
+        >>> print(format_value_state_summary(run_experiment("tiny", progress=False)))  # doctest: +ELLIPSIS
+        ValueState, 2,000 keys in (key group, key) order, 1 run(s); headline: ops per wall-clock ms (JMH's), median [min..max]
+        ...
+        valueAdd's warm-up pass (the new keys inserted, not timed by JMH): heap ..., rocksdb ..., single_key ... ops/ms; heap/rocksdb ...x
+    """  # noqa: E501
+    s = result.summary
+    lines = [
+        f"ValueState, {s['keys']:,} keys in (key group, key) order, {s['runs']} run(s); "
+        "headline: ops per wall-clock ms (JMH's), median [min..max]",
+        f"{'operation':<12} {'backend':<10} {'ops/ms':>24} {'ops/CPU ms':>10} "
+        f"{'seed ops/ms':>12} {'/ seed':>7}",
+    ]
+    for op in OPERATIONS:
+        for b in BACKENDS:
+            if b not in s["ops_per_wall_ms"][op]:
+                continue
+            median = s["ops_per_wall_ms"][op][b]
+            measured = (
+                f"{median:,.0f} [{s['ops_per_wall_ms_min'][op][b]:,.0f}.."
+                f"{s['ops_per_wall_ms_max'][op][b]:,.0f}]"
+            )
+            seed = SEED_OPS_PER_MS[op][b]
+            lines.append(
+                f"{op:<12} {b:<10} {measured:>24} {s['ops_per_cpu_ms'][op][b]:>10,.0f} "
+                f"{seed:>12,.0f} {median / seed:>7.2f}"
+            )
+    seed = s["seed_ratios"]
+    for name in VALUE_STATE_RATIOS:
+        lines.append(
+            f"{name}: "
+            + "; ".join(
+                f"{op} {number(s[f'{name}_{SHORT_NAMES[op]}'], '.2f')}x "
+                f"(CPU {number(s[f'{name}_{SHORT_NAMES[op]}_cpu'], '.2f')}x, "
+                f"seed {seed[f'{name}_{SHORT_NAMES[op]}']:.2f}x)"
+                for op in OPERATIONS
+            )
+        )
+    first = s["warmup_ops_per_wall_ms"]["valueAdd"]
+    lines.append(
+        "valueAdd's warm-up pass (the new keys inserted, not timed by JMH): "
+        + ", ".join(f"{b} {first[b]:,.0f}" for b in BACKENDS if b in first)
+        + f" ops/ms; heap/rocksdb {number(s['heap_over_rocksdb_add_first_pass'], '.1f')}x"
+    )
+    return "\n".join(lines)
 
 
 def unsorted_input_demo(spark, n: int = 2_000, k: int = 70) -> str:

@@ -13,24 +13,18 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from skewlab.experiments.percent import percent
-from skewlab.experiments.state_cache import (
-    HEADLINE_MEASURE,
-    SEED_HIT_RATIOS,
-    SEED_SPEEDUPS,
-    SIDE_LABELS,
-)
+from skewlab.experiments.results import BenchResult, bench_summary
+from skewlab.experiments.state_cache import HEADLINE_MEASURE, SEED_HIT_RATIOS, SEED_SPEEDUPS
 from skewlab.inputs.wordcount import flip325_input
 from skewlab.strategies.count import run_count
-from skewlab.viz.explorer import Explorer
-from skewlab.viz.palette import COLORS, LEGEND_BELOW, TEMPLATE
+from skewlab.viz.explorer import WIDGET_STYLE, Explorer
+from skewlab.viz.palette import COLORS, LABELS, LEGEND_BELOW, TEMPLATE
+from skewlab.viz.text import number, percent, times
 
 __all__ = [
     "cache_cost_table",
@@ -38,9 +32,13 @@ __all__ = [
     "cache_speedup_figure",
     "cache_table",
     "describe",
+    "format_summary",
     "hit_ratio_curve_figure",
     "zero_hit_cost_table",
 ]
+
+
+SIDE_LABELS = LABELS["state_cache"]
 
 
 def _size_label(size) -> str:
@@ -187,7 +185,7 @@ def hit_ratio_curve_figure(result, *, highlight: int | None = None) -> go.Figure
             secondary_y=True,
         )
     if highlight is not None:
-        fig.add_vline(x=highlight, line={"color": "#444", "width": 1})
+        fig.add_vline(x=highlight, line={"color": COLORS["mark"], "width": 1})
     fig.update_layout(
         title=_sweep_title(sweep),
         template=TEMPLATE,
@@ -221,7 +219,7 @@ def cache_speedup_figure(result) -> go.Figure:
     error bars) for FLIP-325's LRU and the batched write-back, beside the seed's (log scale)."""
     table = [t for t in result.summary["by_cache_size"] if t["cache_size"] is not None]
     fig = go.Figure()
-    for side, color in (("lru", COLORS["cached"]), ("lru_batched", "#8c564b")):
+    for side, color in (("lru", COLORS["cached"]), ("lru_batched", COLORS["lru_batched"])):
         mine = [t for t in table if t["side"] == side]
         fig.add_trace(
             go.Bar(
@@ -274,10 +272,10 @@ def describe(result) -> str:
         >>> print(describe({"summary": summary}))
         Measured here (median of 3 rounds): at 250 entries (hit ratio 0%) FLIP-325's LRU gives 0.93x RocksDB's job throughput and the batched write-back (128 per write batch) 1.01x; at 1,000 entries (hit ratio 99.995%) 4.20x and 4.10x, and 19.00x inside the operator alone. The seed's figures: 0.956x and 21.6x. Every run's counts equal the oracle's: True.
     """  # noqa: E501
-    s = result["summary"] if isinstance(result, Mapping) else result.summary
+    s = bench_summary(result)
 
     def x(value) -> str:
-        return "-" if value is None else f"{value:.2f}x"
+        return times(value, ".2f")
 
     text = (
         f"Measured here (median of {s['runs']} rounds): at 250 entries (hit ratio "
@@ -292,6 +290,72 @@ def describe(result) -> str:
     if "all_digests_match" in s:
         text += f" Every run's counts equal the oracle's: {s['all_digests_match']}."
     return text
+
+
+def _speedup_text(s: dict | None) -> str:
+    if not s or s["median"] is None:
+        return "-"
+    return f"{s['median']:.3f}x [{s['min']:.3f}..{s['max']:.3f}]"
+
+
+def format_summary(result: BenchResult) -> str:
+    """What ``skewlab bench state_cache`` prints: the measured table beside the seed's figures.
+
+    Example::
+
+        >>> from skewlab.experiments.state_cache import run_experiment
+        >>> print(format_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+        FLIP-325 count job, 20,000 records, parallelism 1, checkpoint every 1 s, 1 round(s); ...
+    """
+    s = result.summary
+    lines = [
+        f"FLIP-325 count job, {s['records']:,} records, parallelism 1, checkpoint every 1 s, "
+        f"{s['runs']} round(s); headline: job throughput, speedup over RocksDB median "
+        "[min..max] of the rounds",
+        f"{'side':>20} {'cache':>6} {'hit ratio':>9} {'seed':>5} {'job rec/s':>10} "
+        f"{'speedup':>28} {'seed':>6} {'op CPU':>7} {'op wall':>7}",
+    ]
+    for t in s["by_cache_size"]:
+        size = "-" if t["cache_size"] is None else f"{t['cache_size']:,}"
+        lines.append(
+            f"{SIDE_LABELS[t['side']]:>20} {size:>6} {number(t['hit_ratio'], '9.1%')} "
+            f"{number(t['seed_hit_ratio'], '5.0%'):>5} "
+            f"{number(t[HEADLINE_MEASURE]['median'], '10,.0f')} "
+            f"{_speedup_text(t.get('speedup')):>28} {number(t['seed_speedup'], '5.3g')}x "
+            f"{number(t.get('operator_speedup'), '6.2f')}x "
+            f"{number(t.get('operator_wall_speedup'), '6.2f')}x"
+        )
+    if s["sweep"]:
+        points = ", ".join(
+            f"{p['cache_size'] if p['cache_size'] is not None else 'none'}: "
+            f"{number(p['hit_ratio'], '.0%', 'n/a')}"
+            for p in s["sweep"]
+        )
+        lines.append(f"sweep (cache size: hit ratio): {points}")
+    lines.append(
+        f"batched write-back: {s.get('write_batch')} evicted entries per RocksDB write batch; "
+        "op CPU / op wall: the same ratio of operator throughput per CPU / wall-clock second"
+    )
+    costs = s.get("zero_hit_costs")
+    if costs:
+        lines.append(
+            f"0% hits taken apart ({costs['records']:,} records, no Spark, ns per record): "
+            f"RocksDB alone {costs['rocksdb_same_key_ns']:,.0f}; the cache's bookkeeping "
+            f"{costs['bookkeeping_ns']:+.0f} ({costs['bookkeeping_share']:+.1%}), batched "
+            f"{costs['bookkeeping_batched_ns']:+.0f} ({costs['bookkeeping_batched_share']:+.1%});"
+            f" RocksDB writing the evicted key instead of the key just read "
+            f"{costs['rocksdb_evicted_key_ns'] - costs['rocksdb_same_key_ns']:+.0f} "
+            f"({costs['write_locality_share']:+.1%}), in write batches of "
+            f"{costs['write_batch']} "
+            f"{costs['rocksdb_evicted_batched_ns'] - costs['rocksdb_same_key_ns']:+.0f} "
+            f"({costs['write_locality_batched_share']:+.1%}); the seed's whole loss: "
+            f"{costs['seed_loss_share']:.1%}"
+        )
+    lines.append(
+        f"all counts match the oracle: {s['all_digests_match']}; every emission reached the "
+        f"sink: {s['all_emissions_match']}"
+    )
+    return "\n".join(lines)
 
 
 def cache_size_explorer(
@@ -327,7 +391,7 @@ def cache_size_explorer(
                 x=[cache_entries],
                 y=[run.hit_ratio],
                 mode="markers",
-                marker={"size": 14, "symbol": "diamond", "color": "#444"},
+                marker={"size": 14, "symbol": "diamond", "color": COLORS["mark"]},
                 name=f"this run: {cache_entries} entries",
             ),
             secondary_y=False,
@@ -346,6 +410,6 @@ def cache_size_explorer(
         step=50,
         description="cache entries",
         continuous_update=False,
-        style={"description_width": "initial"},
+        style=WIDGET_STYLE,
     )
     return Explorer({"cache_entries": slider}, draw).start()

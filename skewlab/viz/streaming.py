@@ -1,6 +1,6 @@
 """Notebook 08, Spark Structured Streaming: the three variants over key cardinality beside the
 seed's figure, the hot partition, latency over the trigger interval, rescaling a checkpoint,
-and sliders for the trigger interval and the skew.
+what ``skewlab bench streaming`` prints, and sliders for the trigger interval and the skew.
 
 Every figure builder takes what :mod:`skewlab.experiments.streaming` returns (a
 :class:`~skewlab.experiments.results.BenchResult`, its JSON dict, or its parts) and returns a
@@ -28,17 +28,22 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from skewlab.engine.config import JobConfig
+from skewlab.experiments.chapters import SEED_KEYS
+from skewlab.experiments.results import BenchResult, bench_rows, bench_summary
 from skewlab.experiments.streaming import SEED_SPEEDUP_AT_20_KEYS, ratios_by_cardinality
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import Streaming, run_strategy
 from skewlab.strategies.streaming import VARIANTS, hot_partitions
-from skewlab.viz.explorer import Explorer
+from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, LEGEND_BELOW, TEMPLATE
+from skewlab.viz.text import times
 from skewlab.viz.titles import latency_title, seed_point
 
 __all__ = [
     "batches_table",
     "bench_rows",
+    "describe_shape",
+    "format_summary",
     "hot_partition_figure",
     "latency_figure",
     "ratio_figure",
@@ -51,20 +56,6 @@ __all__ = [
 ]
 
 _DASH = {"uniform": "solid", "zipf": "dash"}
-_STYLE = {"description_width": "initial"}
-
-
-def bench_rows(result: Mapping[str, Any] | Any) -> pd.DataFrame:
-    """The rows of a streaming benchmark: a ``BenchResult``, its JSON dict, or a DataFrame."""
-    if isinstance(result, pd.DataFrame):
-        return result
-    if hasattr(result, "frame"):
-        return result.frame()
-    return pd.DataFrame(result["rows"])
-
-
-def _summary(result) -> dict[str, Any]:
-    return result.summary if hasattr(result, "summary") else result["summary"]
 
 
 def throughput_table(result) -> pd.DataFrame:
@@ -77,7 +68,7 @@ def throughput_table(result) -> pd.DataFrame:
         ...     "runs": 1}]}}).columns.tolist()
         ['distribution', 'cardinality', 'variant', 'min', 'median', 'max', 'runs']
     """
-    return pd.DataFrame(_summary(result)["by_cardinality"])
+    return pd.DataFrame(bench_summary(result)["by_cardinality"])
 
 
 def ratio_title(rows: pd.DataFrame) -> str:
@@ -146,7 +137,7 @@ def ratio_figure(result, *, title: str | None = None):
     """Per-batch over per-record and builtin over per-batch (medians) against the key
     cardinality, with seed 000's ~45x at 20 keys marked as the seed's (Flink, its machine).
     The default title states the ratios at 20 keys (:func:`ratio_title`)."""
-    ratios = _summary(result)["ratios"]
+    ratios = bench_summary(result)["ratios"]
     fig = go.Figure()
     for dist, by_k in ratios.items():
         ks = sorted(by_k, key=int)
@@ -163,7 +154,7 @@ def ratio_figure(result, *, title: str | None = None):
         marker={"symbol": "star", "size": 14, "color": COLORS["seed"]},
         name="seed 000: buffered / naive ~45x at 20 keys (Flink)",
     ))  # fmt: skip
-    fig.add_hline(y=1, line={"dash": "dot", "color": "#888"})
+    fig.add_hline(y=1, line={"dash": "dot", "color": COLORS["parity"]})
     fig.update_layout(
         title=title or f"{ratio_title(bench_rows(result))} (the seed: ~45x, Flink)",
         template=TEMPLATE,
@@ -216,13 +207,13 @@ def hot_partition_figure(run, hot_partition: int | None = None, *, title: str | 
         fig.add_trace(go.Bar(
             x=part["batch"], y=part["operator_seconds"] * 1000,
             name=f"partition {partition}" + (" (holds tweet-0)" if hot else ""),
-            marker={"color": COLORS["per-record"] if hot else "#9fb4c7"},
+            marker={"color": COLORS["per-record"] if hot else COLORS["cold_partition"]},
             customdata=part["records"],
             hovertemplate="batch %{x}: %{y:,.0f} ms, %{customdata} rows<extra></extra>",
         ), secondary_y=False)  # fmt: skip
     fig.add_trace(go.Scatter(
         x=durations.index, y=durations.values, mode="lines+markers", name="batch duration",
-        line={"color": "#333"}, hovertemplate="batch %{x}: %{y:,.0f} ms<extra></extra>",
+        line={"color": COLORS["line"]}, hovertemplate="batch %{x}: %{y:,.0f} ms<extra></extra>",
     ), secondary_y=True)  # fmt: skip
     busiest = subtasks.groupby("partition")["operator_seconds"].sum()
     total = busiest.sum()
@@ -265,13 +256,13 @@ def latency_figure(latency, *, title: str | None = None):
                                ("latency_p99_ms", "p99", "dash")):  # fmt: skip
         fig.add_trace(go.Scatter(
             x=x, y=table[column], mode="lines+markers", name=f"{variant} {name}",
-            line={"color": COLORS.get(variant, "#333"), "dash": dash},
+            line={"color": COLORS.get(variant, COLORS["line"]), "dash": dash},
             hovertemplate="interval %{x} ms: %{y:,.0f} ms<extra></extra>",
         ))  # fmt: skip
     for factor, name in ((0.5, "half an interval"), (1.0, "one interval")):
         fig.add_trace(go.Scatter(
             x=x, y=x * factor, mode="lines", name=name, hoverinfo="skip",
-            line={"color": "#999", "dash": "dot", "width": 1},
+            line={"color": COLORS["guide"], "dash": "dot", "width": 1},
         ))  # fmt: skip
     rate = table["source_rate"].iloc[0] if len(table) else None
     fig.update_layout(
@@ -369,11 +360,96 @@ def streaming_explorer(
     controls = {
         "trigger_interval_ms": widgets.SelectionSlider(
             options=[50, 100, 250, 500, 1_000, 2_000], value=trigger_interval_ms,
-            description="trigger interval (ms)", continuous_update=False, style=_STYLE,
+            description="trigger interval (ms)", continuous_update=False, style=WIDGET_STYLE,
         ),
         "skew": widgets.SelectionSlider(
             options=[0.5, 0.8, 1.0, 1.2, 1.5, 2.0], value=skew, description="Zipf skew",
-            continuous_update=False, style=_STYLE,
+            continuous_update=False, style=WIDGET_STYLE,
         ),
     }  # fmt: skip
     return Explorer(controls, draw, run_button=True).start()
+
+
+def describe_shape(summary: dict[str, Any], distribution: str = "uniform") -> str:
+    """One sentence on the measured shape of per-batch / per-record over key cardinality:
+    whether it grows as the keys shrink (the seed's shape), from the figures themselves.
+
+    Example::
+
+        >>> print(describe_shape({"ratios": {"uniform": {
+        ...     "20000": {"per_batch_over_per_record": 1.1},
+        ...     "20": {"per_batch_over_per_record": 3.0}}}}))
+        uniform views: per-batch / per-record grows from 1.1x at 20,000 keys to 3.0x at 20 keys: the seed's shape (the seed: ~45x at 20 keys, Flink).
+    """  # noqa: E501
+    by_k = summary.get("ratios", {}).get(distribution, {})
+    points = sorted(
+        ((int(k), v["per_batch_over_per_record"]) for k, v in by_k.items()
+         if v.get("per_batch_over_per_record")),
+        reverse=True,
+    )  # fmt: skip
+    if len(points) < 2:
+        return (f"{distribution} views: one key cardinality measured at this size, so no "
+                "shape to read; run a larger size for the sweep.")  # fmt: skip
+    (k_hi, r_hi), (k_lo, r_lo) = points[0], points[-1]
+    at_20 = dict(points).get(SEED_KEYS)
+    low = f"{r_lo:.1f}x at {k_lo:,} keys"
+    text = f"{distribution} views: per-batch / per-record "
+    if r_lo > 1.25 * r_hi:
+        text += f"grows from {r_hi:.1f}x at {k_hi:,} keys to {low}: the seed's shape"
+    else:
+        text += (f"does not grow as the keys shrink ({r_hi:.1f}x at {k_hi:,} keys, {low}): "
+                 "not the seed's shape")  # fmt: skip
+    seed = f"the seed: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x at 20 keys, Flink"
+    if at_20 is not None and k_lo != 20:
+        seed = f"{at_20:.1f}x at 20 keys; " + seed
+    return f"{text} ({seed})."
+
+
+def format_summary(result: BenchResult) -> str:
+    """What ``skewlab bench streaming`` prints: the measured table (min / median / max rows per
+    second) and the ratios beside the seed's headline; the latency and rescale sections.
+
+    Example::
+
+        >>> from skewlab.experiments.streaming import run_experiment
+        >>> print(format_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+        dist        keys  variant          min    median       max
+        ...
+    """
+    s = result.summary
+    lines = [f"{'dist':<8} {'keys':>7}  {'variant':<10} {'min':>9} {'median':>9} {'max':>9}"]
+    for row in s["by_cardinality"]:
+        lines.append(
+            f"{row['distribution']:<8} {row['cardinality']:>7,}  {row['variant']:<10} "
+            f"{row['min']:>9,.0f} {row['median']:>9,.0f} {row['max']:>9,.0f}"
+        )
+    at_20 = times(s["per_batch_over_per_record_at_20_keys"])
+    builtin = times(s["builtin_over_per_batch_at_20_keys"])
+    lines.append(
+        f"at 20 keys (uniform): per-batch / per-record {at_20}, builtin / per-batch {builtin} "
+        f"(the seed's buffer: ~{s['seed_speedup_at_20_keys']:.0f}x, Flink on its machine); "
+        f"rows/s over micro-batch time, median of {s['runs']} run(s); all digests match the "
+        f"reference: {s['all_digests_match']}"
+    )
+    for row in s.get("latency", []):
+        lines.append(
+            f"latency at {row['source_rate']:,.0f} rows/s, "
+            f"trigger {row['trigger_interval_ms']:,.0f} ms: "
+            f"p50 {row['latency_p50_ms']:,.0f} ms, p99 {row['latency_p99_ms']:,.0f} ms "
+            f"over {row['batches']} micro-batches"
+        )
+    rescale = s.get("rescale")
+    if rescale:
+        lines.append(
+            f"restart asking for {rescale['restart_asked']} partitions kept "
+            f"{rescale['restart_kept']}; " + "; ".join(
+                f"repartition {e['from']} -> {e['to']}: "
+                + ("done, state per key unchanged: " + str(e["state_unchanged_per_key"])
+                   if e["done"] else f"NOT done ({e['reason']})")
+                for e in rescale["repartition"]
+            )
+            + (f"; resumed on {rescale['resumed_partitions']} partitions, digest matches: "
+               f"{rescale['resumed_digest_matches_reference']}"
+               if rescale["repartition_available"] else "")
+        )  # fmt: skip
+    return "\n".join(lines)

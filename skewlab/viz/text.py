@@ -1,25 +1,35 @@
-"""A share written as a percent the way a sentence about a measurement needs it: never rounded
-to 0% when something was there, nor to 100% when something was missing.
+"""Numbers as the lessons write them, in sentences and in the terminal's tables: a share as a
+percent, a ratio as ``4.2x``, a value or ``-`` where nothing was measured, a spread of runs as
+``median [min..max]``.
 
 Example::
 
-    >>> [percent(v) for v in (0.0, 0.5, 0.135, 0.99995, 2.9e-05, 1.0)]
-    ['0%', '50%', '13.5%', '99.995%', '0.0029%', '100%']
-    >>> percent(None)
-    '-'
+    >>> percent(0.99995), times(4.21), times(None), number(1234.5, ",.0f")
+    ('99.995%', '4.2x', '-', '1,234')
+    >>> spread_text({"min": 1.0, "median": 2.0, "max": 3.5}, ".1f")
+    '2.0 [1.0..3.5]'
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["percent"]
+__all__ = ["number", "percent", "spread_text", "times"]
 
 
 def percent(share: float | None) -> str:
     """``share`` (a fraction) as a percent: one decimal at most where that is exact enough, two
     significant digits for a share under 0.1%, more decimals where one would round it to 100%;
-    ``-`` for ``None``."""
+    ``-`` for ``None`` -- never rounded to 0% when something was there, nor to 100% when
+    something was missing.
+
+    Example::
+
+        >>> [percent(v) for v in (0.0, 0.5, 0.135, 0.99995, 2.9e-05, 1.0)]
+        ['0%', '50%', '13.5%', '99.995%', '0.0029%', '100%']
+        >>> percent(None)
+        '-'
+    """
     if share is None:
         return "-"
     value = share * 100
@@ -30,3 +40,44 @@ def percent(share: float | None) -> str:
         while value != 100 and round(value, decimals) == 100 and decimals < 9:
             decimals += 1
     return f"{value:.{decimals}f}".rstrip("0").rstrip(".") + "%"
+
+
+def number(value: float | None, spec: str, missing: str = "-") -> str:
+    """``value`` formatted by ``spec``, or ``missing`` where nothing was measured (``None``).
+
+    Example::
+
+        >>> number(0.5, ".0%"), number(None, ".0%"), number(None, ".0%", "n/a")
+        ('50%', '-', 'n/a')
+    """
+    return missing if value is None else format(value, spec)
+
+
+def times(value: float | None, spec: str = ".1f", missing: str = "-") -> str:
+    """A ratio as ``4.2x`` (``spec`` for the number), or ``missing`` for ``None``.
+
+    Example::
+
+        >>> times(21.6), times(0.956, ".2f"), times(None, "5.1f", "     -")
+        ('21.6x', '0.96x', '     -')
+    """
+    return missing if value is None else f"{format(value, spec)}x"
+
+
+def spread_text(spread: dict, spec: str) -> str:
+    """A spread of runs (:func:`~skewlab.experiments.results.spread`: ``min``, ``median``,
+    ``max``) as ``median [min..max]``, each by ``spec``; ``-`` when nothing was measured.
+
+    Example::
+
+        >>> spread_text({"min": 9_000.0, "median": 12_500.0, "max": 13_000.0}, ",.0f")
+        '12,500 [9,000..13,000]'
+        >>> spread_text({"min": None, "median": None, "max": None}, ".2f")
+        '-'
+    """
+    if spread["median"] is None:
+        return "-"
+    return (
+        f"{format(spread['median'], spec)} "
+        f"[{format(spread['min'], spec)}..{format(spread['max'], spec)}]"
+    )

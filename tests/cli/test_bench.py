@@ -54,3 +54,11 @@ def test_cli_value_state_prints_one_json_object(capsys, monkeypatch, tmp_path):
     assert {"heap_over_rocksdb_add", "single_key_over_heap_add"} <= set(payload["summary"])
     assert payload["summary"]["headline_measure"] == "ops_per_wall_ms"
     assert len(list(tmp_path.glob("value_state-tiny-*.json"))) == 1
+
+
+def test_cli_prints_the_summary_its_chapters_viz_module_formats(capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(paths, "results_dir", lambda: tmp_path)
+    assert main(["bench", "value_state", "--size", "tiny"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ValueState, 2,000 keys in (key group, key) order, 1 run(s)")
+    assert "valueAdd's warm-up pass" in out and "results: " in out

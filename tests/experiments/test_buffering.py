@@ -9,6 +9,7 @@ from skewlab.aggregates.stats_state import SINGLE_VIEW_COLUMNS
 from skewlab.engine.routing import KEY_GROUP
 from skewlab.experiments import buffering
 from skewlab.experiments.chapters import size_settings
+from skewlab.viz.buffering import format_summary
 
 BOOKKEEPING = {"tweet_id", KEY_GROUP, "seq"}  # the key, its routing, the arrival order
 
@@ -49,7 +50,7 @@ def test_the_headline_is_job_throughput_net_of_an_empty_runs_start_up(result):
         at_20["buffered"]["median"] / at_20["naive"]["median"]
     )
     assert s["speedup_at_20_keys_list"] is not None
-    assert "the seed's figure: ~45x" in buffering.format_summary(result)
+    assert "the seed's figure: ~45x" in format_summary(result)
 
 
 def test_fewer_keys_mean_fewer_state_accesses_for_the_buffers_only(result):

@@ -59,6 +59,14 @@ def test_every_chapter_has_its_notebook_viz_and_experiment_modules(chapter_id):
         assert b.chapter == c.id
 
 
+@pytest.mark.parametrize("chapter_id", [c.id for c in CHAPTERS if c.measures])
+def test_an_experiment_module_measures_and_its_viz_module_presents(chapter_id):
+    module = importlib.import_module(chapter(chapter_id).experiment_module)
+    shown = [n for n in vars(module) if n.startswith(("format_", "describe"))]
+    shown += [n for n in vars(module) if n.endswith(("_LABELS", "_summary", "_text"))]
+    assert not shown, f"{module.__name__}: presentation ({shown}) belongs in {chapter_id}'s viz"
+
+
 @pytest.mark.parametrize("name", SIZED)
 def test_every_sized_part_has_every_size_growing_or_equal(name):
     settings = [size_settings(name, s) for s in SIZES]
@@ -78,7 +86,8 @@ def test_every_benchmark_has_its_measurement_summary_headlines_and_options(bench
     assert list(params)[:2] == ["size", "runs"], f"{b.module}.run_experiment(size, runs, ...)"
     for keyword in ("parallelism", "progress", "spark", *(o.dest for o in b.options)):
         assert keyword in params, f"{b.module}.run_experiment has no {keyword!r}"
-    assert callable(b.format_function())
+    printed = b.format_function()
+    assert callable(printed) and printed.__module__ == b.viz_module == f"skewlab.viz.{b.chapter}"
     headlines = headline_ratios(bench_id)
     assert isinstance(headlines, dict)
     assert all(v is None or v > 0 for v in headlines.values())

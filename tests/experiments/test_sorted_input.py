@@ -6,6 +6,7 @@ import pytest
 
 from skewlab.experiments import sorted_input
 from skewlab.experiments.sorted_input import HEADLINE_MEASURE, INPUT_ORDER, RATIOS
+from skewlab.viz.sorted_input import format_summary
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +70,7 @@ def test_traced_peak_memory_grows_with_k_for_heap_state_and_not_for_sorted_input
 
 
 def test_summary_text_shows_headline_spread_and_seed(result):
-    text = sorted_input.format_summary(result)
+    text = format_summary(result)
     assert "job seconds (sort included)" in text
     assert "seed 4.67" in text  # string keys: 116,894 / 25,007
     assert "traced peak memory of heap" in text

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from skewlab.experiments import state_cache
-from skewlab.viz.state_cache import cache_table, zero_hit_cost_table
+from skewlab.viz.state_cache import cache_table, format_summary, zero_hit_cost_table
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_headline_speedups_are_of_job_throughput_round_by_round(result):
             assert s[f"operator_speedup_{size}{suffix}"] == pytest.approx(cpu)
     table = cache_table(result)
     assert list(table["side"]) == ["RocksDB, no cache"] + ["FLIP-325 LRU", "batched write-back"] * 3
-    text = state_cache.format_summary(result)
+    text = format_summary(result)
     assert "21.6x" in text and "job throughput" in text
 
 

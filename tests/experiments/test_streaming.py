@@ -9,6 +9,7 @@ import pytest
 
 from skewlab.experiments import streaming
 from skewlab.experiments.results import BenchResult
+from skewlab.viz.streaming import format_summary
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ def test_every_run_matches_the_reference_and_the_summary_has_its_keys(tiny):
     assert per_record["state_writes"] == per_record["records_in"] == 1_200
     assert [r["trigger_interval_ms"] for r in s["latency"]] == [100.0, 400.0]
     assert all(r["latency_p99_ms"] >= r["latency_p50_ms"] > 0 for r in s["latency"])
-    text = streaming.format_summary(tiny)
+    text = format_summary(tiny)
     assert "~45x" in text and "per-batch / per-record" in text
     json.dumps(tiny.to_json_dict(), default=float)
 

@@ -6,7 +6,7 @@ import pytest
 
 from skewlab.experiments import value_state
 from skewlab.experiments.chapters import headline_ratios
-from skewlab.viz.sorted_input import value_state_table
+from skewlab.viz.sorted_input import format_value_state_summary, value_state_table
 
 
 def test_value_state_experiment_measures_every_backend_and_operation():
@@ -31,7 +31,7 @@ def test_value_state_experiment_measures_every_backend_and_operation():
     cpu = s["ops_per_cpu_ms"]["valueAdd"]
     assert s["heap_over_rocksdb_add_cpu"] == cpu["heap"] / cpu["rocksdb"]
     assert s["seed_ratios"]["single_key_over_heap_get"] == pytest.approx(30861.293 / 12718.518)
-    assert "warm-up pass" in value_state.format_summary(result)
+    assert "warm-up pass" in format_value_state_summary(result)
     assert all(s[key] is not None for key in headline_ratios("value_state"))  # bench compare's
     table = value_state_table(result)  # whole ops/ms, one row per (operation, backend)
     assert len(table) == 9 and str(table["warm-up pass ops/ms"].dtype) == "Int64"

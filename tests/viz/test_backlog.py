@@ -5,8 +5,25 @@ from __future__ import annotations
 
 import math
 
-from skewlab.experiments.backlog import EXAMPLE_INPUTS, catch_up_curve, with_inputs, zipf_shares
-from skewlab.viz.backlog import backlog_explorer, capacity_figure, catch_up_figure
+import pandas as pd
+
+from skewlab.experiments.backlog import (
+    CURVES,
+    EXAMPLE_INPUTS,
+    catch_up_curve,
+    summarize,
+    with_inputs,
+    zipf_shares,
+)
+from skewlab.experiments.results import BenchResult
+from skewlab.viz.backlog import (
+    backlog_explorer,
+    capacity_figure,
+    catch_up_figure,
+    describe,
+    format_summary,
+    measured_table,
+)
 
 
 def test_measured_points_are_drawn_apart_from_the_simulated_line():
@@ -34,3 +51,32 @@ def test_the_explorer_starts_from_measured_inputs():
     assert len(after) == len(before) and all(a > b for a, b in zip(after, before, strict=True))
     explorer.update(skew=0.0)
     assert explorer.figures[0].data[0].name == "naive, skew 0 (simulated)"
+
+
+def test_the_measured_table_and_the_sentences_state_each_curves_outcome():
+    inputs = [
+        with_inputs(EXAMPLE_INPUTS, label=label, strategy=strategy, distribution=dist,
+                    key_shares=zipf_shares(500, 1.2 if dist == "zipf" else 0.0),
+                    per_subtask_rate=300.0 if strategy == "naive" else 30.0,
+                    measured_capacity={1: 300.0, 2: 590.0}, task_startup_seconds=0.25)
+        for label, strategy, dist in CURVES
+    ]  # fmt: skip
+    curves = pd.concat(
+        [catch_up_curve(i, outage_hours=1, rate=100, normal_parallelism=2) for i in inputs]
+    )
+    rows = curves.to_dict("records")
+    summary = summarize(rows, inputs, hours=1, rate=100, normal_parallelism=2)
+    result = BenchResult("backlog", "tiny", rows, summary)
+
+    table = measured_table(result)
+    assert list(table.index) == [label for label, _, _ in CURVES]
+    assert table.loc["Zipf, naive", "capacity_at_2"] == 590.0
+    assert table["hottest_key_share"].loc["Zipf, naive"] > table["hottest_key_share"].iloc[0]
+    said, printed = describe(result), format_summary(result)
+    assert "a backlog of 360,000 records" in said and "0.250 s here" in said
+    best = summary["uniform_naive_best_parallelism"]
+    hours = summary["uniform_naive_best_hours"]
+    assert f"catches up fastest at parallelism {best} ({hours:.2f} h)" in said
+    assert f"best at {best}: {hours:.2f} h" in printed
+    assert summary["zipf_buffered_best_parallelism"] is None  # 30 records/s per subtask
+    assert said.count("never catches up") == printed.count("never catches up") == 1

@@ -5,14 +5,27 @@ from __future__ import annotations
 
 import pandas as pd
 
-from skewlab.experiments.rescaling import key_assignment_table, source_offsets
+from skewlab.experiments.rescaling import (
+    key_assignment_table,
+    seed_example,
+    source_offsets,
+    summarize,
+)
+from skewlab.experiments.results import BenchResult
+from skewlab.iomodel.profiles import load_disk_profile
+from skewlab.iomodel.restore_time import StorageReadModel, object_store_model
 from skewlab.viz.rescaling import (
     assignment_figure,
+    case_rows,
+    cases_table,
+    describe,
     files_read_comparison,
+    format_summary,
     operator_state_figure,
     rescale_explorer,
     restore_ways_figure,
     restore_ways_table,
+    seed_rows,
 )
 
 
@@ -70,3 +83,32 @@ def test_operator_state_modes_and_the_explorer():
     assert explorer.figures[0].layout.title.text.startswith("Rescaling 2 -> 6")
     explorer.update(max_parallelism=4)  # p and p' never exceed the key groups
     assert explorer.controls["new_parallelism"].max == 4
+
+
+def test_a_results_tables_sentences_and_printed_summary(tmp_path):
+    # the seed example restored on real files, standing in for a realistic case as well
+    models = {
+        "ebs": StorageReadModel.from_profile(load_disk_profile("ebs-article")),
+        "object_store": object_store_model(),
+    }
+    seed = [{k: v for k, v in r.items() if k != "request_bytes"}
+            for r in seed_example(tmp_path, models)]  # fmt: skip
+    case = [{**r, "case": "3->4", "distribution": "uniform"} for r in seed]
+    native = [{**case[0], "way": "rocksdb_clip"}]
+    summary = summarize(seed + case) | {"digest_equal_after_rescale": True}
+    result = BenchResult("rescaling", "tiny", seed + case + native, summary)
+
+    assert len(seed_rows(result)) == len(seed) and len(case_rows(result)) == len(case)
+    table = cases_table(result).loc[("3->4", "uniform")]
+    assert table.loc["read_all", "requests"] == 12 and table.loc["key_groups", "requests"] == 6
+    slowest = max(r["modelled_seconds_ebs"] for r in case if r["way"] == "key_groups")
+    assert table.loc["key_groups", "job_seconds_ebs"] == slowest
+    assert list(table.index) == ["read_all", "per_key_index", "key_groups"]  # natives left out
+
+    ratio = summary["bytes_read_ratio_naive_over_keygroups"]
+    text = format_summary(result)
+    assert text.startswith("seed 002, Figure 3") and f"{ratio:.3g}x" in text
+    assert "digest equal after every rescale:        True" in text
+    said = describe(result)
+    assert "12 requests reading everything" in said and "6 requests by key-group ranges" in said
+    assert f"{ratio:.2f}x the bytes of the key-group way" in said

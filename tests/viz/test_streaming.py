@@ -44,6 +44,6 @@ def test_the_hot_partition_is_drawn_in_the_hot_colour_beside_the_batch_durations
     )  # fmt: skip
     fig = streaming.hot_partition_figure(run, hot_partition=1)
     bars = [t for t in fig.data if t.type == "bar"]
-    assert [b.marker.color for b in bars] == ["#9fb4c7", COLORS["per-record"]]
+    assert [b.marker.color for b in bars] == [COLORS["cold_partition"], COLORS["per-record"]]
     assert bars[1].name == "partition 1 (holds tweet-0)"
     assert list(fig.data[-1].y) == [500, 500]
