@@ -42,6 +42,7 @@ from skewlab.viz.titles import latency_title, seed_point
 __all__ = [
     "batches_table",
     "bench_rows",
+    "describe_rescale",
     "describe_shape",
     "format_summary",
     "hot_partition_figure",
@@ -284,6 +285,36 @@ def rescale_table(rescale: Mapping[str, Any]) -> pd.DataFrame:
         [{'step': 'start', 'state_partitions': 4, 'rows_read': 9}]
     """
     return pd.DataFrame(rescale["steps"])
+
+
+def describe_rescale(rescale: Mapping[str, Any]) -> str:
+    """What rescaling the checkpoint did, in lines: the restart's partitions asked for and kept,
+    what Spark said, the offset log's conf, each offline repartition step, and whether the
+    resumed query's digest equals the reference.
+
+    Example::
+
+        >>> print(describe_rescale({"restart_asked": 8, "restart_kept": 4, "spark_said": [],
+        ...     "offset_log_conf": {"spark.sql.shuffle.partitions": "4"},
+        ...     "repartition": ["repartitioned 4 -> 8"],
+        ...     "resumed_digest_matches_reference": True}))
+        restart asked for 8 partitions; the query kept 4
+        Spark said:
+          (nothing in the driver's log)
+        its offset log records: {'spark.sql.shuffle.partitions': '4'}
+        repartitioned 4 -> 8
+        resumed digest equals the reference: True
+    """
+    said = rescale.get("spark_said") or ["(nothing in the driver's log)"]
+    return "\n".join([
+        f"restart asked for {rescale['restart_asked']} partitions; "
+        f"the query kept {rescale['restart_kept']}",
+        "Spark said:", *(f"  {line}" for line in said),
+        f"its offset log records: {rescale['offset_log_conf']}",
+        *(str(step) for step in rescale.get("repartition", [])),
+        "resumed digest equals the reference: "
+        f"{rescale.get('resumed_digest_matches_reference')}",
+    ])  # fmt: skip
 
 
 def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
