@@ -13,7 +13,7 @@ import pytest
 
 from .lab import LabNotebook, NotebookQueue
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
 
 def _title(nb: LabNotebook, i: int = 0) -> str:
@@ -185,7 +185,7 @@ DRIVERS = {
 @pytest.fixture(scope="module")
 def notebooks(open_tab, lab):
     """The notebooks of :data:`DRIVERS`, each opened and run one ahead of its test."""
-    queue = NotebookQueue(open_tab, lab, list(DRIVERS))
+    queue = NotebookQueue(open_tab, lab, list(DRIVERS), ahead=2)
     yield queue
     queue.close()
 

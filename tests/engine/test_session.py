@@ -92,7 +92,7 @@ def test_python_workers_reach_the_jvm_over_unix_domain_sockets_in_this_process_f
 
 
 @pytest.mark.cluster
-def test_local_cluster_gives_the_same_digest_as_pure_python():
+def test_local_cluster_gives_the_same_digest_as_pure_python(local_cluster):
     """Separate executor JVMs and Python workers: nothing may rely on driver-side globals."""
     script = textwrap.dedent(
         """
@@ -106,13 +106,9 @@ def test_local_cluster_gives_the_same_digest_as_pure_python():
         rows = df.select("view_id", "user_id", "tweet_id").toPandas().itertuples(index=False)
         oracle = result_digest(reference_aggregate(rows))
         print(result_digest(spark_reference_aggregate(df)), oracle)
-        spark.stop()
         """
     )
-    env = {**os.environ, "SKEWLAB_SPARK_MASTER": "local-cluster[2,1,1024]"}
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600
-    )
+    proc = local_cluster.run(script, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     spark_digest, python_digest = proc.stdout.split()[-2:]
     assert spark_digest == python_digest

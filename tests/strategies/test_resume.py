@@ -199,18 +199,21 @@ for params in [Naive(backend="rocksdb"), Naive(backend="heap"), Cached(cache_ent
         "case": "rescale", "strategy": params.name, "digest": run.result_digest == reference,
         "records_in": run.records_in, "ok": True, "retried": 0,
     }))
-spark.stop()
 """
+
+
+def script_rows(proc: subprocess.CompletedProcess) -> list[dict]:
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
 
 
 def run_script(master: str) -> list[dict]:
     env = {**os.environ, "SKEWLAB_SPARK_MASTER": master}
     proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(FAILURE_SCRIPT)],
+        [sys.executable, "-c", textwrap.dedent(FAILURE_SCRIPT) + "spark.stop()\n"],
         capture_output=True, text=True, env=env, timeout=900,
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    return script_rows(proc)
 
 
 def check_failure_rows(rows: list[dict]) -> None:
@@ -237,10 +240,10 @@ def test_an_injected_failure_is_recovered_from_checkpoints_with_task_retries():
 
 
 @pytest.mark.cluster
-def test_failure_and_rescale_on_a_local_cluster():
+def test_failure_and_rescale_on_a_local_cluster(local_cluster):
     """Separate executor JVMs and Python workers: savepoints and checkpoints are files every
     executor reaches; nothing relies on driver-side state."""
-    check_failure_rows(run_script("local-cluster[2,1,1024]"))
+    check_failure_rows(script_rows(local_cluster.run(textwrap.dedent(FAILURE_SCRIPT))))
 
 
 def test_a_savepoint_of_heap_state_restores_into_rocksdb(views, reference, tmp_path):

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 import textwrap
 from functools import partial
 
@@ -227,7 +224,7 @@ def test_views_missing_a_column_fail_before_spark_work(spark):
 
 
 @pytest.mark.cluster
-def test_every_strategy_equals_the_reference_on_a_local_cluster():
+def test_every_strategy_equals_the_reference_on_a_local_cluster(local_cluster):
     """Separate executor JVMs and Python workers: nothing may rely on driver-side globals."""
     script = textwrap.dedent(
         """
@@ -241,13 +238,9 @@ def test_every_strategy_equals_the_reference_on_a_local_cluster():
         for name in skewlab.STRATEGIES:
             result, _ = skewlab.run_strategy(views, name, skewlab.JobConfig(parallelism=2))
             print(name, result.result_digest == reference, result.records_in)
-        spark.stop()
         """
     )
-    env = {**os.environ, "SKEWLAB_SPARK_MASTER": "local-cluster[2,1,1024]"}
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900
-    )
+    proc = local_cluster.run(script)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = [ln.split() for ln in proc.stdout.splitlines() if ln.strip()]
     assert {ln[0] for ln in lines} >= {

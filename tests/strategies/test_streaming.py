@@ -4,10 +4,7 @@ resume; a failure mid-stream; bad input refused before a query starts."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -201,7 +198,7 @@ def test_the_cli_exits_2_with_one_line(argv, message, capsys):
 
 
 @pytest.mark.cluster
-def test_every_variant_equals_the_reference_on_a_local_cluster():
+def test_every_variant_equals_the_reference_on_a_local_cluster(local_cluster):
     """Separate executor JVMs and Python workers: the source, the processors and the state
     store must not rely on the driver's process."""
     script = textwrap.dedent(
@@ -220,13 +217,9 @@ def test_every_variant_equals_the_reference_on_a_local_cluster():
                 result, _ = skewlab.run_strategy(views, params, job)
                 same = result.result_digest == result.extra["state_digest"] == reference
                 print(variant, same, result.records_in, result.extra["state_partitions"])
-        spark.stop()
         """
     )
-    env = {**os.environ, "SKEWLAB_SPARK_MASTER": "local-cluster[2,1,1024]"}
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900
-    )
+    proc = local_cluster.run(script)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = [ln.split() for ln in proc.stdout.splitlines() if ln.strip()]
     assert [ln[0] for ln in lines] == list(VARIANTS) * 2  # uniform, then Zipf
