@@ -7,7 +7,8 @@
                                        position (the next seq to read), the operators
       <operator>/keyed-<name>/         a keyed-state snapshot (:mod:`skewlab.state.snapshot`)
       <operator>/operator-state/       list state (:mod:`skewlab.state.operator_state`)
-      <operator>/subtask-<i>.manifest  what subtask i wrote (read when publishing)
+      <operator>/subtask-<i>.manifest  what subtask i wrote (read when publishing, then
+                                       removed: every file a savepoint keeps is checked)
 
 A savepoint is written in a temporary directory beside its target
 (``.<name>.inprogress-<id>``): each subtask writes its files and, last, its manifest; when the
@@ -16,9 +17,11 @@ snapshot's metadata and the savepoint's ``_metadata``, and renames the directory
 (:func:`publish_savepoint`) -- so a directory with ``_metadata`` is a whole savepoint, and a
 half-written one is never taken for a whole one. :meth:`Savepoint.load` refuses a damaged or
 foreign savepoint whole, before any work: a path that is a file, empty or incomplete,
-metadata missing, truncated or of an unknown version, another max parallelism, a state file
-shorter than its offsets, and (with ``verify``, which reads every file) a key stored in a key
-group its place does not own.
+metadata missing, truncated, edited (each ``_metadata`` carries its checksum) or of an unknown
+or older version, another max parallelism, a state file shorter or longer than its offsets, and
+(with ``verify``, which reads every file) a key-group block or an operator state whose checksum
+differs, a key stored in a key group its place does not own or that hashes to another, a value
+that does not decode.
 
 Files live on a file system every executor reaches (one machine here; a cluster needs a shared
 one, as Flink's savepoint directory is on a distributed file system).
@@ -61,8 +64,12 @@ __all__ = [
     "publish_savepoint",
 ]
 
-#: The version of the savepoint layout; another is refused.
-SAVEPOINT_FORMAT_VERSION = 1
+#: The version of the savepoint layout; another is refused (1: before checksums).
+SAVEPOINT_FORMAT_VERSION = 2
+#: How to replace a savepoint of an older format (said when one is refused).
+RECREATE = (
+    "re-create it: run the job again with 'skewlab run STRATEGY --savepoint-at N --savepoint PATH'"
+)
 _KIND = "savepoint"
 _MANIFEST = re.compile(r"^subtask-(\d+)\.manifest$")
 OPERATOR_STATE = "operator-state"
@@ -136,7 +143,9 @@ class Savepoint:
             raise SkewlabInputError(f"{where} is an in-progress savepoint, never published")
         if path.is_dir() and not any(path.iterdir()):
             raise SkewlabInputError(f"{where} is empty")
-        data = read_metadata(path, kind=_KIND, version=SAVEPOINT_FORMAT_VERSION, where=where)
+        data = read_metadata(
+            path, kind=_KIND, version=SAVEPOINT_FORMAT_VERSION, where=where, recreate=RECREATE
+        )
         numbers = {}
         for name, low in (("max_parallelism", 1), ("parallelism", 1), ("source_position", 0)):
             value = data.get(name)
@@ -175,6 +184,8 @@ class Savepoint:
             state = None
             if info.get("operator_state"):
                 state = OperatorStateSnapshot.load(base / OPERATOR_STATE)
+                if verify:
+                    state.verify()
             operators[operator_id] = OperatorSavepoint(operator_id, keyed, state)
         job = data.get("job") if isinstance(data.get("job"), dict) else {}
         return cls(path, max_p, numbers["parallelism"], numbers["source_position"], operators, job)
@@ -283,6 +294,11 @@ def publish_savepoint(
             "job": job or {},
         },
     )
+    for directory in work.iterdir():  # what each subtask wrote is in the metadata now
+        if directory.is_dir():
+            for manifest in directory.iterdir():
+                if _MANIFEST.match(manifest.name):
+                    manifest.unlink()
     os.rename(work, target)
     return Savepoint.load(target, max_parallelism=max_parallelism)
 

@@ -20,6 +20,7 @@ from skewlab.errors import SkewlabInputError
 from skewlab.operators.stateful import StatefulOperator
 from skewlab.state import PickleSerializer, StateBackend
 from skewlab.state.key_groups import assign_to_key_group
+from skewlab.state.metadata_file import write_metadata
 
 MAX_P = 16
 
@@ -168,9 +169,10 @@ def savepoint_path(tmp_path):
 
 
 def edit(path, change):
+    """Change a metadata file and re-sign it: the checks behind its checksum."""
     data = json.loads(path.read_text())
     change(data)
-    path.write_text(json.dumps(data))
+    write_metadata(path.parent, data)
 
 
 @pytest.mark.parametrize(
