@@ -257,3 +257,22 @@ def test_a_savepoint_of_heap_state_restores_into_rocksdb(views, reference, tmp_p
     )
     assert result_digest({**first, **second}) == reference
     assert after.extra["recovery"]["restored_keys"] == savepoint.entries
+
+
+def test_a_reused_checkpoint_directory_never_restores_another_runs_checkpoint(
+    views, spark, tmp_path
+):
+    """One run id per run: the second run's first attempts start from nothing, not from the
+    first run's last checkpoints left in the same directory."""
+    from skewlab.engine.recovery import Recovery
+    from skewlab.strategies import run_strategy
+
+    recovery = Recovery(checkpoint_interval=200, checkpoint_dir=str(tmp_path))
+    job = replace(JOB, recovery=recovery)
+    first, _ = run_strategy(views, Naive(), job)
+    assert first.extra["recovery"]["checkpoints"] > 0  # it left checkpoints behind
+    other = generate_views(spark, ViewSpec(1_500, 200, 20, "uniform", seed=11))
+    second, _ = run_strategy(other, Naive(), job)  # the same Recovery, the same directory
+    assert second.extra["recovery"]["restored_from"] == []
+    assert second.records_in == 1_500
+    assert second.result_digest == result_digest(spark_reference_aggregate(other))
