@@ -15,7 +15,10 @@ A savepoint is written in a temporary directory beside its target
 job has succeeded, the driver checks that every subtask of every operator reported, writes each
 snapshot's metadata and the savepoint's ``_metadata``, and renames the directory to its target
 (:func:`publish_savepoint`) -- so a directory with ``_metadata`` is a whole savepoint, and a
-half-written one is never taken for a whole one. :meth:`Savepoint.load` refuses a damaged or
+half-written one is never taken for a whole one. The in-progress directory records its writer
+(pid and host, ``_writer``); a job killed mid-savepoint (``kill -9``) leaves it behind, and the
+next savepoint to the same target removes it, saying so in one line
+(:func:`interrupted_savepoints`). :meth:`Savepoint.load` refuses a damaged or
 foreign savepoint whole, before any work: a path that is a file, empty or incomplete,
 metadata missing, truncated, edited (each ``_metadata`` carries its checksum) or of an unknown
 or older version, another max parallelism, a state file shorter or longer than its offsets, and
@@ -43,6 +46,8 @@ import json
 import os
 import re
 import shutil
+import socket
+import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +65,7 @@ __all__ = [
     "Savepoint",
     "begin_savepoint",
     "discard_savepoint",
+    "interrupted_savepoints",
     "operator_directory",
     "publish_savepoint",
 ]
@@ -72,6 +78,7 @@ RECREATE = (
 )
 _KIND = "savepoint"
 _MANIFEST = re.compile(r"^subtask-(\d+)\.manifest$")
+_WRITER = "_writer"  # who began an in-progress savepoint: pid and host
 OPERATOR_STATE = "operator-state"
 
 
@@ -86,16 +93,78 @@ def operator_directory(operator_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "-", operator_id)
 
 
+def _writer_alive(work: Path) -> tuple[bool | None, str]:
+    """Whether the process that began in-progress savepoint ``work`` still runs (``None``: it
+    cannot be told, another host's), and how to name it."""
+    try:
+        writer = json.loads((work / _WRITER).read_text(encoding="utf-8"))
+        pid, host = int(writer["pid"]), str(writer["host"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False, "a writer that left no record"
+    if host != socket.gethostname():
+        return None, f"process {pid} on {host}"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False, f"process {pid}, gone"
+    except PermissionError:
+        pass
+    return True, f"process {pid}, still running"
+
+
+def interrupted_savepoints(target: str | os.PathLike[str]) -> list[tuple[Path, bool | None, str]]:
+    """The in-progress directories of savepoints to ``target`` left beside it, each with
+    whether its writer still runs (``None``: cannot be told) and how to name it.
+
+    Example::
+
+        >>> interrupted_savepoints("/nonexistent/savepoint-1")
+        []
+    """
+    target = Path(target)
+    pattern = re.compile(rf"^\.{re.escape(target.name)}\.inprogress-[0-9a-f]{{12}}$")
+    if not target.parent.is_dir():
+        return []
+    found = sorted(p for p in target.parent.iterdir() if pattern.match(p.name) and p.is_dir())
+    return [(p, *_writer_alive(p)) for p in found]
+
+
 def begin_savepoint(target: str | os.PathLike[str]) -> Path:
     """Make the in-progress directory of a savepoint that will be published at ``target``
     (beside it, so that the final rename stays on one file system). ``target`` must not exist.
+
+    An interrupted savepoint to the same target (a killed job's ``.<name>.inprogress-<id>``)
+    whose writer is gone is removed, with one line on stderr naming it; one whose writer still
+    runs is refused (two savepoints to one target would race), one from another host is named
+    and left alone.
     """
     target = Path(target)
     if target.exists():
         raise SkewlabInputError(f"savepoint target {target} already exists: choose a new path")
+    for leftover, alive, writer in interrupted_savepoints(target):
+        if alive:
+            raise SkewlabInputError(
+                f"savepoint target {target} is being written by {writer} ({leftover.name}): "
+                "wait for it to end or choose another path"
+            )
+        if alive is None:
+            print(
+                f"skewlab: left {leftover} alone: an unfinished savepoint to the same target "
+                f"by {writer}",
+                file=sys.stderr,
+            )
+            continue
+        shutil.rmtree(leftover)
+        print(
+            f"skewlab: removed {leftover}, an interrupted savepoint to the same target "
+            f"({writer}); it was never published",
+            file=sys.stderr,
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     work = target.parent / f".{target.name}.inprogress-{uuid.uuid4().hex[:12]}"
     work.mkdir()
+    record = {"pid": os.getpid(), "host": socket.gethostname(), "target": str(target)}
+    (work / _WRITER).write_text(json.dumps(record), encoding="utf-8")
     return work
 
 
@@ -294,6 +363,7 @@ def publish_savepoint(
             "job": job or {},
         },
     )
+    (work / _WRITER).unlink(missing_ok=True)
     for directory in work.iterdir():  # what each subtask wrote is in the metadata now
         if directory.is_dir():
             for manifest in directory.iterdir():

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -276,3 +277,46 @@ def test_a_reused_checkpoint_directory_never_restores_another_runs_checkpoint(
     assert second.extra["recovery"]["restored_from"] == []
     assert second.records_in == 1_500
     assert second.result_digest == result_digest(spark_reference_aggregate(other))
+
+
+WRITER_SCRIPT = """
+import sys, time
+from skewlab.engine.savepoint import begin_savepoint
+work = begin_savepoint(sys.argv[1])
+(work / "1-naive" / "keyed-value").mkdir(parents=True)
+(work / "1-naive" / "keyed-value" / "subtask-0.kgs").write_bytes(b"SKGS" + bytes(5000))
+print(work, flush=True)
+time.sleep(600)
+"""
+
+
+def start_writer(target) -> tuple[subprocess.Popen, str]:
+    """A process that begins a savepoint to ``target``, writes part of it and waits."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER_SCRIPT, str(target)], stdout=subprocess.PIPE, text=True
+    )
+    return proc, proc.stdout.readline().strip()
+
+
+def test_a_killed_savepoints_leftovers_are_removed_by_the_next_one(views, spark, tmp_path, capsys):
+    target = tmp_path / "sp"
+    proc, work = start_writer(target)
+    try:  # a savepoint still being written: another to the same target is refused
+        with no_new_spark_jobs(spark), pytest.raises(SkewlabInputError) as err:
+            stop_with_savepoint(views, Naive(), JOB, savepoint_at=500, path=target)
+        assert str(err.value) == (
+            f"savepoint target {target} is being written by process {proc.pid}, still running "
+            f"({Path(work).name}): wait for it to end or choose another path"
+        )
+    finally:
+        proc.kill()  # kill -9 in the middle of the savepoint
+        proc.wait()
+    assert Path(work).is_dir() and not target.exists()  # nothing published, leftovers remain
+    stop_with_savepoint(views, Naive(), JOB, savepoint_at=500, path=target)
+    assert not Path(work).exists()
+    assert (
+        f"skewlab: removed {work}, an interrupted savepoint to the same target (process "
+        f"{proc.pid}, gone); it was never published"
+    ) in capsys.readouterr().err.splitlines()
+    assert Savepoint.load(target, verify=True).source_position == 500
+    assert [p.name for p in tmp_path.iterdir()] == ["sp"]
