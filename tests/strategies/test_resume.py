@@ -320,3 +320,35 @@ def test_a_killed_savepoints_leftovers_are_removed_by_the_next_one(views, spark,
     ) in capsys.readouterr().err.splitlines()
     assert Savepoint.load(target, verify=True).source_position == 500
     assert [p.name for p in tmp_path.iterdir()] == ["sp"]
+
+
+def test_a_resume_is_bound_to_its_input_parameters_and_source_position(views, spark, tmp_path):
+    """A savepoint resumed over other views, with other strategy parameters, or with an edited
+    source position is refused, naming what differs."""
+    from skewlab.state.metadata_file import write_metadata
+
+    path = tmp_path / "sp"
+    stop_with_savepoint(views, Salted(salt_buckets=2), JOB, savepoint_at=800, path=path)
+    other = generate_views(spark, ViewSpec(N_VIEWS, 300, 30, "zipf", 1.1, seed=6))
+    with pytest.raises(SkewlabInputError) as err:
+        resume_from_savepoint(other, Salted(salt_buckets=2), JOB, path, parallelism=3)
+    assert f"savepoint {path} was taken on other input: 800 records before source position" in (
+        str(err.value)
+    )
+    with no_new_spark_jobs(spark), pytest.raises(SkewlabInputError) as err:
+        resume_from_savepoint(views, Salted(salt_buckets=3), JOB, path, parallelism=3)
+    assert "salt_buckets 2 (savepoint) vs 3 (this job)" in str(err.value)
+    # the source position edited (and the metadata re-signed, as a careful forger would)
+    meta = json.loads((path / "_metadata").read_text())
+    meta["source_position"] = 700
+    write_metadata(path, meta)
+    with pytest.raises(SkewlabInputError, match="was taken on other input: 800 records before"):
+        resume_from_savepoint(views, Salted(salt_buckets=2), JOB, path, parallelism=3)
+    meta["source_position"] = 800
+    write_metadata(path, meta)
+    before = result_digest(spark_reference_aggregate(views))
+    _, first, _ = stop_with_savepoint(
+        views, Salted(salt_buckets=2), JOB, savepoint_at=800, path=tmp_path / "again"
+    )
+    _, second = resume_from_savepoint(views, Salted(salt_buckets=2), JOB, path, parallelism=3)
+    assert result_digest({**first, **second}) == before  # the untouched binding still resumes
