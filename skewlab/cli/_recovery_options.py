@@ -1,8 +1,10 @@
 """``skewlab run``'s savepoint and failure options (a helper module, not a command).
 
 ``--savepoint-at N --resume-parallelism P`` stops the job after source record N with a
-savepoint and resumes it at parallelism P; ``--checkpoint-interval C --fail-at F`` checkpoints
-every C records per source subtask and fails the subtask reading source record F once.
+savepoint and resumes it at parallelism P; ``--from-savepoint PATH [--resume-parallelism P]``
+resumes a kept savepoint (checked whole, and bound to its views and parameters, before the job);
+``--checkpoint-interval C --fail-at F`` checkpoints every C records per source subtask and fails
+the subtask reading source record F once.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ __all__ = [
 EXAMPLES = """\
   skewlab run naive --views 20000 --parallelism 3 --savepoint-at 10000 --resume-parallelism 4
   skewlab run buffered --savepoint-at 5000 --resume-parallelism 2 --in-flight keyed_state
+  skewlab run naive --views 20000 --savepoint-at 10000 --resume-parallelism 4 --savepoint sp1
+  skewlab run naive --views 20000 --from-savepoint sp1 --resume-parallelism 2   # resume it later
   skewlab run naive --master 'local[2,4]' --checkpoint-interval 1000 --fail-at 7000
 """
 
@@ -35,7 +39,13 @@ _OPTIONS: dict[str, dict] = {
     ),
     "--resume-parallelism": dict(
         type=int, default=None, metavar="P",
-        help="with --savepoint-at: resume the savepoint at P subtasks (<= max parallelism)",
+        help="with --savepoint-at or --from-savepoint: resume at P subtasks (<= max "
+        "parallelism; default for --from-savepoint: the savepoint's)",
+    ),
+    "--from-savepoint": dict(
+        default=None, metavar="PATH",
+        help="resume the savepoint kept at PATH over the same views and strategy parameters "
+        "(its source position on); prints the resumed job",
     ),
     "--savepoint": dict(
         default=None, metavar="PATH",
@@ -89,8 +99,22 @@ def recovery_requested(args: argparse.Namespace) -> bool:
     if not hasattr(args, "savepoint_at"):
         return False
 
-    savepoint = args.savepoint_at is not None or args.resume_parallelism is not None
     failure = args.fail_at is not None or args.checkpoint_interval is not None
+    if args.from_savepoint is not None:
+        if args.savepoint_at is not None or args.savepoint is not None or failure:
+            raise SkewlabInputError(
+                "--from-savepoint resumes a kept savepoint: give no --savepoint-at, --savepoint, "
+                "--fail-at or --checkpoint-interval with it"
+            )
+        from skewlab.engine.savepoint import Savepoint
+
+        kept = Savepoint.load(args.from_savepoint, verify=True)  # before Spark starts
+        if args.resume_parallelism is not None:
+            from skewlab.state.restore import check_new_parallelism
+
+            check_new_parallelism(args.resume_parallelism, kept.max_parallelism)
+        return True
+    savepoint = args.savepoint_at is not None or args.resume_parallelism is not None
     if savepoint and (args.savepoint_at is None or args.resume_parallelism is None):
         raise SkewlabInputError("--savepoint-at and --resume-parallelism go together")
     if args.savepoint is not None and not savepoint:
@@ -115,6 +139,8 @@ def run_with_recovery(args: argparse.Namespace, views, strategy, job, spark) -> 
     from skewlab.aggregates.reference import spark_reference_aggregate
     from skewlab.strategies.resume import run_with_failure, run_with_savepoint
 
+    if args.from_savepoint is not None:
+        return _resume_kept(args, views, strategy, job, spark)
     if args.savepoint_at is not None:
         run = run_with_savepoint(
             views, strategy, job, savepoint_at=args.savepoint_at,
@@ -140,3 +166,36 @@ def run_with_recovery(args: argparse.Namespace, views, strategy, job, spark) -> 
         width = max(len(k) for k in summary)
         print("\n".join(f"{k:<{width}}  {v}" for k, v in summary.items()))
     return 0 if digest == reference else 1
+
+
+def _resume_kept(args: argparse.Namespace, views, strategy, job, spark) -> int:
+    """``--from-savepoint``: the resumed job alone. Its results are the keys it emitted after
+    the savepoint's position, so no digest is compared with the whole run's reference."""
+    from dataclasses import replace
+
+    from skewlab.engine.savepoint import Savepoint
+    from skewlab.strategies.resume import resume_from_savepoint
+
+    kept = Savepoint.load(args.from_savepoint)
+    parallelism = args.resume_parallelism or kept.parallelism
+    if job.max_parallelism is None:  # the savepoint's key groups, unless told otherwise
+        job = replace(job, max_parallelism=kept.max_parallelism)
+    result, _ = resume_from_savepoint(
+        views, strategy, job, kept, parallelism=parallelism, in_flight=args.in_flight,
+        spark=spark,
+    )  # fmt: skip
+    summary = {
+        "savepoint": str(kept.path),
+        "source_position": kept.source_position,
+        "parallelism_before": kept.parallelism,
+        "parallelism_after": parallelism,
+        "records_after": result.records_in,
+        "restored_keys": result.extra.get("recovery", {}).get("restored_keys"),
+    }
+    if args.json:
+        print(json.dumps({"summary": summary, "after the restore": result.to_dict()}, default=str))
+    else:
+        print(f"-- after the restore\n{result.format_table()}\n")
+        width = max(len(k) for k in summary)
+        print("\n".join(f"{k:<{width}}  {v}" for k, v in summary.items()))
+    return 0

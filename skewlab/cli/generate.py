@@ -20,6 +20,10 @@ examples:
   skewlab generate --views 100000 --users 25000 --tweets 20 --seed 1
   skewlab generate --views 1000000 --users 25000 --tweets 20000 --distribution zipf --skew 1.1
   skewlab generate --views 1000 --users 10 --tweets 5 --out /tmp/views
+  skewlab generate --views 2000 --users 10 --tweets 5 --out /tmp/views --overwrite
+
+--out must be a new or empty directory; an existing view set (one skewlab wrote, with its
+_skewlab_views.json) is replaced only with --overwrite. No other directory is ever written into.
 """
 
 
@@ -68,8 +72,13 @@ def register(subparsers) -> None:
     )
     add_view_options(parser)
     parser.add_argument(
-        "--out", type=Path, default=None, help="output directory (default data/views/<name>)"
-    )
+        "--out", type=Path, default=None,
+        help="output directory, new or empty (default data/views/<name>)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--overwrite", action="store_true",
+        help="replace the view set already at --out (only one skewlab wrote; nothing else)",
+    )  # fmt: skip
     parser.add_argument("--master", default=None, help="Spark master URL (default local[*])")
     parser.set_defaults(func=run)
 
@@ -78,11 +87,11 @@ def run(args: argparse.Namespace) -> int:
     from skewlab.engine.session import get_spark
 
     spec = spec_from_args(args)
-    out = check_output_dir(args.out or default_views_path(spec))
+    out = check_output_dir(args.out or default_views_path(spec), overwrite=args.overwrite)
     started = time.perf_counter()
     spark = get_spark(args.master)
     df = generate_views(spark, spec)
-    save_views(df, spec, out)
+    save_views(df, spec, out, overwrite=args.overwrite)
     written = spark.read.parquet(str(out))
     rows = written.count()
     tweets = written.select("tweet_id").distinct().count()

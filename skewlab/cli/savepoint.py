@@ -8,7 +8,7 @@ import json
 EXAMPLES = """\
 examples:
   skewlab run naive --views 20000 --savepoint-at 10000 --resume-parallelism 4 --savepoint sp1
-  skewlab savepoint sp1                  # every file read, every entry checked
+  skewlab savepoint sp1                  # every file read, every checksum and entry checked
   skewlab savepoint sp1 --json
   skewlab savepoint sp1 --max-parallelism 128   # refused unless it was taken with 128
 """
@@ -20,10 +20,13 @@ def register(subparsers) -> None:
         help="check a savepoint whole and print what it holds",
         description=(
             "Read a savepoint written by 'skewlab run --savepoint-at ... --savepoint PATH': its "
-            "metadata, every state file and every entry (each checked against the key group "
-            "its file's offsets place it in). A damaged or foreign savepoint is refused with one "
-            "line and exit status 2; a whole one is summarised: max parallelism, parallelism, "
-            "source position, and per operator its keyed states' entries and bytes."
+            "metadata (and its checksum), every state file and every entry: each key-group "
+            "block's xxh64 checksum, each key against the key group its file's offsets place it "
+            "in and re-hashed to its key group, each value decoded whole, each operator state's "
+            "checksum. A damaged, foreign or older-format savepoint is refused with one line "
+            "naming the file, the key group and what differed, and exit status 2; a whole one "
+            "is summarised: max parallelism, parallelism, source position, and per operator its "
+            "keyed states' entries and bytes."
         ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -6,7 +6,9 @@ each stage's operator in a :class:`StateHandlingOperator` (Flink's
 stop_at)``. The wrapper
 
 1. **restores** before the first record: from the subtask's latest checkpoint when an earlier
-   attempt left one (a retried task), else from the savepoint being restored -- the operator's
+   attempt *of this run* left one (a retried task; each run has its own run id and directory,
+   so a reused checkpoint directory never hands it another run's), else from the savepoint
+   being restored -- the operator's
    :meth:`~skewlab.engine.operator.Operator.initialize_state` reads the key groups its subtask
    owns (:func:`skewlab.state.restore.restore_key_groups`) and its share of operator state;
 2. replays its input: records before the restored position are skipped (they are in the
@@ -82,6 +84,8 @@ def prepare_stage(df, stage: StageSpec, job: JobConfig) -> tuple[Any, StageSpec]
     recovery = job.recovery
     if recovery is None:
         return df, stage
+    if recovery.checkpoints:  # this run's own checkpoints, never another run's
+        recovery = recovery.for_run()
     if stage.source:
         from pyspark.sql import functions as F
 
@@ -117,7 +121,8 @@ def _subtask_checkpoints(root: str, operator_id: str, subtask: int) -> Path:
 
 
 def latest_checkpoint(root: str, operator_id: str, subtask: int) -> Path | None:
-    """The latest complete checkpoint directory of one subtask, or ``None``."""
+    """The latest complete checkpoint directory of one subtask under ``root`` (one run's
+    directory, :meth:`~skewlab.engine.recovery.Recovery.run_checkpoint_dir`), or ``None``."""
     directory = _subtask_checkpoints(root, operator_id, subtask)
     if not directory.is_dir():
         return None
@@ -357,7 +362,9 @@ class StateHandlingOperator(Operator):
         recovery, ctx = self.recovery, self.ctx
         checkpoint = None
         if self._checkpointing:
-            checkpoint = latest_checkpoint(recovery.checkpoint_dir, ctx.stage.name, ctx.subtask)
+            checkpoint = latest_checkpoint(
+                recovery.run_checkpoint_dir(), ctx.stage.name, ctx.subtask
+            )
         savepoint = None
         if checkpoint is None and recovery.restore_from is not None:
             savepoint = Savepoint.load(
@@ -454,7 +461,7 @@ class StateHandlingOperator(Operator):
     def _checkpoint(self) -> None:
         ctx = self.ctx
         number = self.checkpoints_taken + 1
-        base = _subtask_checkpoints(self.recovery.checkpoint_dir, ctx.stage.name, ctx.subtask)
+        base = _subtask_checkpoints(self.recovery.run_checkpoint_dir(), ctx.stage.name, ctx.subtask)
         work = base / f"chk-{number}.inprogress-{self.attempt}"
         shutil.rmtree(work, ignore_errors=True)
         context = StateSnapshotContext(

@@ -13,8 +13,12 @@ failure -- Flink's ``execution.savepoint.path``, stop-with-savepoint and
                            publishes once all of them have written, :mod:`~skewlab.engine.savepoint`)
 ``checkpoint_interval``    a subtask of the source stage checkpoints its state, its sink's
                            pending output and its split's position every that many records,
-                           into ``checkpoint_dir``; a retried attempt restores the latest one and
-                           replays from its position
+                           into ``checkpoint_dir/run-<run_id>``; a retried attempt restores the
+                           latest one of its own run and replays from its position
+``run_id``                 set by the engine when a job starts (:meth:`Recovery.for_run`), one per
+                           run: a run reads only its own checkpoints, so a reused
+                           ``checkpoint_dir`` never restores another run's (they are left there,
+                           never read, never deleted)
 ``fail_at``                the subtask processing source record ``fail_at`` raises
                            :class:`InjectedFailure` on its first attempt (Spark retries it only
                            under a master that allows retries, e.g. ``local[2,4]``)
@@ -36,7 +40,8 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, replace
 
 from skewlab.errors import SkewlabInputError
 from skewlab.validation import check_choice, check_whole
@@ -62,6 +67,7 @@ class Recovery:
     checkpoint_dir: str | None = None
     fail_at: int | None = None
     in_flight: str = "flush"
+    run_id: str | None = None
 
     def __post_init__(self) -> None:
         if self.stop_at is not None:
@@ -75,6 +81,25 @@ class Recovery:
         if self.fail_at is not None:
             check_whole("fail_at (--fail-at)", self.fail_at, 0)
         check_choice("in_flight (--in-flight)", self.in_flight, IN_FLIGHT_POLICIES)
+
+    def for_run(self) -> Recovery:
+        """These settings for one new run: a fresh :attr:`run_id` (the engine calls it when a
+        job starts; every attempt of the job's tasks then shares it).
+
+        Example::
+
+            >>> r = Recovery(checkpoint_interval=100, checkpoint_dir="/tmp/chk")
+            >>> a, b = r.for_run(), r.for_run()
+            >>> a.run_id != b.run_id and a.checkpoint_dir == b.checkpoint_dir
+            True
+        """
+        return replace(self, run_id=uuid.uuid4().hex[:12])
+
+    def run_checkpoint_dir(self) -> str:
+        """Where this run's checkpoints go: ``checkpoint_dir/run-<run_id>``."""
+        if self.checkpoint_dir is None or self.run_id is None:
+            raise RuntimeError("checkpoints need a checkpoint_dir and a run id (Recovery.for_run)")
+        return f"{self.checkpoint_dir.rstrip('/')}/run-{self.run_id}"
 
     @property
     def stops(self) -> bool:

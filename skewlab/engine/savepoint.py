@@ -7,18 +7,24 @@
                                        position (the next seq to read), the operators
       <operator>/keyed-<name>/         a keyed-state snapshot (:mod:`skewlab.state.snapshot`)
       <operator>/operator-state/       list state (:mod:`skewlab.state.operator_state`)
-      <operator>/subtask-<i>.manifest  what subtask i wrote (read when publishing)
+      <operator>/subtask-<i>.manifest  what subtask i wrote (read when publishing, then
+                                       removed: every file a savepoint keeps is checked)
 
 A savepoint is written in a temporary directory beside its target
 (``.<name>.inprogress-<id>``): each subtask writes its files and, last, its manifest; when the
 job has succeeded, the driver checks that every subtask of every operator reported, writes each
 snapshot's metadata and the savepoint's ``_metadata``, and renames the directory to its target
 (:func:`publish_savepoint`) -- so a directory with ``_metadata`` is a whole savepoint, and a
-half-written one is never taken for a whole one. :meth:`Savepoint.load` refuses a damaged or
+half-written one is never taken for a whole one. The in-progress directory records its writer
+(pid and host, ``_writer``); a job killed mid-savepoint (``kill -9``) leaves it behind, and the
+next savepoint to the same target removes it, saying so in one line
+(:func:`interrupted_savepoints`). :meth:`Savepoint.load` refuses a damaged or
 foreign savepoint whole, before any work: a path that is a file, empty or incomplete,
-metadata missing, truncated or of an unknown version, another max parallelism, a state file
-shorter than its offsets, and (with ``verify``, which reads every file) a key stored in a key
-group its place does not own.
+metadata missing, truncated, edited (each ``_metadata`` carries its checksum) or of an unknown
+or older version, another max parallelism, a state file shorter or longer than its offsets, and
+(with ``verify``, which reads every file) a key-group block or an operator state whose checksum
+differs, a key stored in a key group its place does not own or that hashes to another, a value
+that does not decode.
 
 Files live on a file system every executor reaches (one machine here; a cluster needs a shared
 one, as Flink's savepoint directory is on a distributed file system).
@@ -40,6 +46,8 @@ import json
 import os
 import re
 import shutil
+import socket
+import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,14 +65,20 @@ __all__ = [
     "Savepoint",
     "begin_savepoint",
     "discard_savepoint",
+    "interrupted_savepoints",
     "operator_directory",
     "publish_savepoint",
 ]
 
-#: The version of the savepoint layout; another is refused.
-SAVEPOINT_FORMAT_VERSION = 1
+#: The version of the savepoint layout; another is refused (1: before checksums).
+SAVEPOINT_FORMAT_VERSION = 2
+#: How to replace a savepoint of an older format (said when one is refused).
+RECREATE = (
+    "re-create it: run the job again with 'skewlab run STRATEGY --savepoint-at N --savepoint PATH'"
+)
 _KIND = "savepoint"
 _MANIFEST = re.compile(r"^subtask-(\d+)\.manifest$")
+_WRITER = "_writer"  # who began an in-progress savepoint: pid and host
 OPERATOR_STATE = "operator-state"
 
 
@@ -79,16 +93,78 @@ def operator_directory(operator_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "-", operator_id)
 
 
+def _writer_alive(work: Path) -> tuple[bool | None, str]:
+    """Whether the process that began in-progress savepoint ``work`` still runs (``None``: it
+    cannot be told, another host's), and how to name it."""
+    try:
+        writer = json.loads((work / _WRITER).read_text(encoding="utf-8"))
+        pid, host = int(writer["pid"]), str(writer["host"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False, "a writer that left no record"
+    if host != socket.gethostname():
+        return None, f"process {pid} on {host}"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False, f"process {pid}, gone"
+    except PermissionError:
+        pass
+    return True, f"process {pid}, still running"
+
+
+def interrupted_savepoints(target: str | os.PathLike[str]) -> list[tuple[Path, bool | None, str]]:
+    """The in-progress directories of savepoints to ``target`` left beside it, each with
+    whether its writer still runs (``None``: cannot be told) and how to name it.
+
+    Example::
+
+        >>> interrupted_savepoints("/nonexistent/savepoint-1")
+        []
+    """
+    target = Path(target)
+    pattern = re.compile(rf"^\.{re.escape(target.name)}\.inprogress-[0-9a-f]{{12}}$")
+    if not target.parent.is_dir():
+        return []
+    found = sorted(p for p in target.parent.iterdir() if pattern.match(p.name) and p.is_dir())
+    return [(p, *_writer_alive(p)) for p in found]
+
+
 def begin_savepoint(target: str | os.PathLike[str]) -> Path:
     """Make the in-progress directory of a savepoint that will be published at ``target``
     (beside it, so that the final rename stays on one file system). ``target`` must not exist.
+
+    An interrupted savepoint to the same target (a killed job's ``.<name>.inprogress-<id>``)
+    whose writer is gone is removed, with one line on stderr naming it; one whose writer still
+    runs is refused (two savepoints to one target would race), one from another host is named
+    and left alone.
     """
     target = Path(target)
     if target.exists():
         raise SkewlabInputError(f"savepoint target {target} already exists: choose a new path")
+    for leftover, alive, writer in interrupted_savepoints(target):
+        if alive:
+            raise SkewlabInputError(
+                f"savepoint target {target} is being written by {writer} ({leftover.name}): "
+                "wait for it to end or choose another path"
+            )
+        if alive is None:
+            print(
+                f"skewlab: left {leftover} alone: an unfinished savepoint to the same target "
+                f"by {writer}",
+                file=sys.stderr,
+            )
+            continue
+        shutil.rmtree(leftover)
+        print(
+            f"skewlab: removed {leftover}, an interrupted savepoint to the same target "
+            f"({writer}); it was never published",
+            file=sys.stderr,
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     work = target.parent / f".{target.name}.inprogress-{uuid.uuid4().hex[:12]}"
     work.mkdir()
+    record = {"pid": os.getpid(), "host": socket.gethostname(), "target": str(target)}
+    (work / _WRITER).write_text(json.dumps(record), encoding="utf-8")
     return work
 
 
@@ -136,7 +212,9 @@ class Savepoint:
             raise SkewlabInputError(f"{where} is an in-progress savepoint, never published")
         if path.is_dir() and not any(path.iterdir()):
             raise SkewlabInputError(f"{where} is empty")
-        data = read_metadata(path, kind=_KIND, version=SAVEPOINT_FORMAT_VERSION, where=where)
+        data = read_metadata(
+            path, kind=_KIND, version=SAVEPOINT_FORMAT_VERSION, where=where, recreate=RECREATE
+        )
         numbers = {}
         for name, low in (("max_parallelism", 1), ("parallelism", 1), ("source_position", 0)):
             value = data.get(name)
@@ -175,6 +253,8 @@ class Savepoint:
             state = None
             if info.get("operator_state"):
                 state = OperatorStateSnapshot.load(base / OPERATOR_STATE)
+                if verify:
+                    state.verify()
             operators[operator_id] = OperatorSavepoint(operator_id, keyed, state)
         job = data.get("job") if isinstance(data.get("job"), dict) else {}
         return cls(path, max_p, numbers["parallelism"], numbers["source_position"], operators, job)
@@ -283,6 +363,12 @@ def publish_savepoint(
             "job": job or {},
         },
     )
+    (work / _WRITER).unlink(missing_ok=True)
+    for directory in work.iterdir():  # what each subtask wrote is in the metadata now
+        if directory.is_dir():
+            for manifest in directory.iterdir():
+                if _MANIFEST.match(manifest.name):
+                    manifest.unlink()
     os.rename(work, target)
     return Savepoint.load(target, max_parallelism=max_parallelism)
 

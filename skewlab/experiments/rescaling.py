@@ -32,7 +32,8 @@ way                  reads, per new subtask                                     
 Summary keys: ``bytes_read_ratio_naive_over_keygroups`` and
 ``requests_ratio_index_over_keygroups`` (totals over the realistic cases),
 ``digest_equal_after_rescale`` (every case's resumed run), ``keygroups_read_only_owned_bytes``
-(each new subtask read exactly the bytes of the entries it kept, counted apart), and the seed
+(each new subtask read exactly the bytes of the entries it kept and of its key groups'
+checksums, counted apart), and the seed
 example's per-way totals.
 
 Example::
@@ -74,7 +75,12 @@ from skewlab.state.key_groups import compute_key_group_range_for_operator_index
 from skewlab.state.restore import RESTORE_WAYS, RestoreIO, check_new_parallelism, restore_subtask
 from skewlab.state.rocksdb import encode_key
 from skewlab.state.rocksdb_native import NATIVE_METHODS, native_snapshot, restore_native
-from skewlab.state.snapshot import KeyedStateSnapshot, add_per_key_index, write_keyed_snapshot
+from skewlab.state.snapshot import (
+    BLOCK_CHECKSUM,
+    KeyedStateSnapshot,
+    add_per_key_index,
+    write_keyed_snapshot,
+)
 from skewlab.strategies import Naive
 from skewlab.strategies.resume import run_with_savepoint
 
@@ -162,17 +168,21 @@ def restore_table(
     **labels: Any,
 ) -> list[dict[str, Any]]:
     """One row per (way, new subtask of ``parallelism``): the
-    :class:`~skewlab.state.restore.RestoreIO` counters, the owned entries' bytes (counted apart,
-    from what was kept) and the modelled time under each storage; ``labels`` go in every row."""
+    :class:`~skewlab.state.restore.RestoreIO` counters, the owned key groups' bytes (counted
+    apart: the entries kept and each owned block's checksum) and the modelled time under each
+    storage; ``labels`` go in every row."""
     rows = []
     for subtask in range(parallelism):
         owned_bytes = None
         for way in ways:
             entries, io = restore_subtask(snapshot, parallelism, subtask, way)
-            if owned_bytes is None:
+            if owned_bytes is None:  # the owned entries, and each owned key group's checksum
+                owned = compute_key_group_range_for_operator_index(
+                    snapshot.max_parallelism, parallelism, subtask
+                )
                 owned_bytes = sum(
                     2 + len(encode_key(kg, key)) + 4 + len(raw) for kg, key, raw in entries
-                )
+                ) + BLOCK_CHECKSUM.size * len(owned)
             rows.append(_row(io, owned_bytes, models, labels))
     return rows
 

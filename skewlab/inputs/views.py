@@ -161,28 +161,67 @@ def _zipf_rank(u_col, cdf: np.ndarray):
     return inverse_cdf(u_col)
 
 
-def save_views(df, spec: ViewSpec | None, out: str | Path, *, mode: str = "overwrite") -> Path:
+def save_views(df, spec: ViewSpec | None, out: str | Path, *, overwrite: bool = False) -> Path:
     """Write views as Parquet to directory ``out``, parameters beside them (``PARAMS_FILE``).
 
-    An ``out`` that exists as a file is refused (:class:`SkewlabInputError`).
+    ``out`` must be new or empty, or, with ``overwrite=True``, a view set skewlab wrote (see
+    :func:`check_output_dir`); anything else raises :class:`SkewlabInputError` before Spark
+    writes, so no file skewlab did not write is ever deleted.
 
     Example::
 
         >>> save_views(df, spec, "data/views/demo")  # doctest: +SKIP
+        >>> save_views(df, spec, "data/views/demo", overwrite=True)  # doctest: +SKIP
     """
-    out = Path(out)
-    check_output_dir(out)
-    df.write.mode(mode).parquet(str(out))
+    out = check_output_dir(out, overwrite=overwrite)
+    # an existing directory is empty or, past the check, a view set that may be replaced
+    df.write.mode("overwrite" if out.exists() else "errorifexists").parquet(str(out))
     if spec is not None:
         (out / PARAMS_FILE).write_text(json.dumps(asdict(spec), indent=2) + "\n")
     return out
 
 
-def check_output_dir(out: str | Path) -> Path:
-    """Refuse an output directory path that exists as a file (before any work starts)."""
+def _written_by_skewlab(name: str) -> bool:
+    """Whether a file name is one a saved view set holds (Spark's Parquet parts, its markers)."""
+    return name == PARAMS_FILE or name.startswith(("part-", ".part-", "_SUCCESS", "._SUCCESS"))
+
+
+def check_output_dir(out: str | Path, *, overwrite: bool = False) -> Path:
+    """Refuse an output directory that holds anything skewlab may not replace (before any work).
+
+    Allowed: a path that does not exist, an empty directory, or -- only with ``overwrite`` -- a
+    view set skewlab wrote (its ``_skewlab_views.json`` beside Spark's Parquet parts and nothing
+    else). Each refusal is one :class:`SkewlabInputError` line.
+
+    Example::
+
+        >>> check_output_dir("/tmp/skewlab-new-views")  # doctest: +SKIP
+        PosixPath('/tmp/skewlab-new-views')
+        >>> check_output_dir(Path.home())  # doctest: +SKIP
+        SkewlabInputError: output directory '/root' is not empty and is not a view set ...
+    """
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise SkewlabInputError(f"output path {str(out)!r} exists and is a file, not a directory")
+    names = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    if not names:
+        return out
+    if PARAMS_FILE not in names:
+        raise SkewlabInputError(
+            f"output directory {str(out)!r} is not empty and is not a view set skewlab wrote "
+            f"(no {PARAMS_FILE}); choose a new or empty directory"
+        )
+    if not overwrite:
+        raise SkewlabInputError(
+            f"output directory {str(out)!r} already holds a view set; "
+            "pass --overwrite to replace it"
+        )
+    foreign = [n for n in names if not _written_by_skewlab(n) or (out / n).is_dir()]
+    if foreign:
+        raise SkewlabInputError(
+            f"output directory {str(out)!r} holds a view set and also {foreign[0]!r}, which "
+            "skewlab did not write; move it away first"
+        )
     return out
 
 

@@ -17,7 +17,9 @@ at a new parallelism redistributes the elements by the state's mode, as its
 At an unchanged parallelism every subtask keeps its own list, except union state, which is
 still the union. :func:`repartition_list_state` computes the assignment; the snapshot files
 (:func:`write_operator_state`, :class:`OperatorStateSnapshot`) store each subtask's elements with
-their offsets, so a new subtask reads only the elements assigned to it.
+their offsets, so a new subtask reads only the elements assigned to it, and per state an xxh64
+checksum of its elements' bytes, checked on every read (as keyed state's blocks are, see
+:mod:`skewlab.state.snapshot`).
 
 Example::
 
@@ -38,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import xxhash
+
 from skewlab.errors import SkewlabInputError
 from skewlab.state.metadata_file import read_metadata, write_metadata
 from skewlab.validation import check_choice, check_whole
@@ -52,8 +56,8 @@ __all__ = [
 
 #: Flink's ``OperatorStateHandle.Mode`` values, by the names used here.
 DISTRIBUTION_MODES = ("split_distribute", "union", "broadcast")
-#: The version of the operator-state files' format.
-OPERATOR_STATE_FORMAT_VERSION = 1
+#: The version of the operator-state files' format (1: no checksums).
+OPERATOR_STATE_FORMAT_VERSION = 2
 
 _KIND = "operator-state snapshot"
 _LENGTH = struct.Struct(">I")
@@ -101,29 +105,35 @@ def write_operator_state(
     states: Mapping[str, Sequence[bytes]],
 ) -> dict[str, Any]:
     """Write one subtask's named list states (each element already serialised) as
-    ``subtask-<i>.ops``; returns its handle (file, and per state the offsets of its elements
-    and the end), for :meth:`OperatorStateSnapshot.create`.
+    ``subtask-<i>.ops``; returns its handle (file, per state the offsets of its elements and
+    the end, and per state the xxh64 of its bytes), for :meth:`OperatorStateSnapshot.create`.
 
     Example::
 
         >>> import tempfile
-        >>> write_operator_state(tempfile.mkdtemp(), 0, {"offsets": [b"p0:17", b"p3:4"]})
-        {'file': 'subtask-0.ops', 'states': {'offsets': [0, 9, 17]}}
+        >>> h = write_operator_state(tempfile.mkdtemp(), 0, {"offsets": [b"p0:17", b"p3:4"]})
+        >>> h["file"], h["states"], sorted(h["checksums"])
+        ('subtask-0.ops', {'offsets': [0, 9, 17]}, ['offsets'])
     """
     name = f"subtask-{int(subtask)}.ops"
     offsets: dict[str, list[int]] = {}
+    checksums: dict[str, int] = {}
     position = 0
     with open(Path(directory) / name, "wb") as out:
         for state, elements in states.items():
             marks = []
+            digest = xxhash.xxh64()
             for element in elements:
                 marks.append(position)
-                out.write(_LENGTH.pack(len(element)) + element)
-                position += _LENGTH.size + len(element)
+                record = _LENGTH.pack(len(element)) + element
+                out.write(record)
+                digest.update(record)
+                position += len(record)
             offsets[state] = [*marks, position]
+            checksums[state] = digest.intdigest()
         out.flush()
         os.fsync(out.fileno())
-    return {"file": name, "states": offsets}
+    return {"file": name, "states": offsets, "checksums": checksums}
 
 
 @dataclass(frozen=True)
@@ -179,6 +189,12 @@ class OperatorStateSnapshot:
         data = read_metadata(
             directory, kind=_KIND, version=OPERATOR_STATE_FORMAT_VERSION, where=where
         )
+        data_handles = data.get("handles")
+        if isinstance(data_handles, list):
+            for i, handle in enumerate(data_handles):
+                sums = handle.get("checksums") if isinstance(handle, dict) else None
+                if not isinstance(sums, dict) or set(sums) != set(data.get("modes") or {}):
+                    raise SkewlabInputError(f"{where}: handle {i} has no checksum per state")
         modes, handles = data.get("modes"), data.get("handles")
         if not isinstance(modes, dict) or not isinstance(handles, list) or not handles:
             raise SkewlabInputError(f"{where}: its metadata has no modes or no handles")
@@ -198,14 +214,20 @@ class OperatorStateSnapshot:
         return cls(directory, dict(modes), tuple(handles))
 
     def elements(self, subtask: int, state: str) -> list[bytes]:
-        """Old subtask ``subtask``'s elements of ``state``, read from its file."""
+        """Old subtask ``subtask``'s elements of ``state``, read from its file (their checksum
+        checked first)."""
         handle = self.handles[subtask]
         offsets = handle["states"][state]
-        if len(offsets) < 2:
-            return []
         with open(self.directory / handle["file"], "rb") as f:
             f.seek(offsets[0])
             data = f.read(offsets[-1] - offsets[0])
+        computed, recorded = xxhash.xxh64_intdigest(data), handle["checksums"][state]
+        if computed != recorded:
+            raise SkewlabInputError(
+                f"operator-state file {handle['file']}: state {state!r}: its {len(data)} bytes "
+                f"hash to {computed:#018x}, the metadata's checksum is {recorded:#018x} (a "
+                "damaged, truncated or swapped file)"
+            )
         out, base = [], offsets[0]
         for start, end in zip(offsets, offsets[1:], strict=False):
             (length,) = _LENGTH.unpack_from(data, start - base)
@@ -216,6 +238,18 @@ class OperatorStateSnapshot:
                 )
             out.append(data[start - base + _LENGTH.size : end - base])
         return out
+
+    def verify(self) -> None:
+        """Read every subtask's elements of every state (each state's checksum checked), or
+        refuse the snapshot in one line naming its directory."""
+        for subtask in range(self.parallelism):
+            for state in self.modes:
+                try:
+                    self.elements(subtask, state)
+                except SkewlabInputError as err:
+                    raise SkewlabInputError(
+                        f"operator-state snapshot {self.directory}: {err}"
+                    ) from None
 
     def restore(self, new_parallelism: int, subtask: int) -> dict[str, list[bytes]]:
         """What new subtask ``subtask`` of ``new_parallelism`` restores, per named state."""

@@ -7,12 +7,23 @@ ascending order; the metadata says, per subtask, which :class:`KeyGroupRange` it
 ``KeyGroupRangeOffsets``) records. To read one key group, or a run of them, a restoring subtask
 seeks once and reads one contiguous span::
 
-    file      := MAGIC (8 bytes) | entries of key group a | entries of a + 1 | ... | of b
+    file      := MAGIC (8 bytes) | block of key group a | block of a + 1 | ... | of b
+    block     := entries of one key group | checksum (u64): xxh64 of those entries, seed = the
+                 key group (every key group has a block, an empty one only its checksum)
     entry     := key length (u16) | key | value length (u32) | value        (big-endian)
     key       := key group (u16) | tag | key bytes                    (the RocksDB layout)
     _metadata := JSON: format version, max parallelism, key and value serializers, and per
-                 subtask its file, key-group range, offsets (one per key group, then the end)
-                 and entries per key group
+                 subtask its file, key-group range, offsets (one per key group's block, then
+                 the end), entries and block checksums per key group; and its own checksum
+                 (:mod:`skewlab.state.metadata_file`)
+
+Checksums, as RocksDB keeps one per block and Kafka one per record batch: xxh64 (the
+``xxhash`` package skewlab already depends on for its HLL hashes; 64 bits, several GB/s) of each
+key group's entries, seeded with the key group, so a block moved to another key group's place
+does not match either. Each block's checksum is written after it in the file *and* recorded in
+the metadata: every read of a key group (a restore, a checkpoint's, :meth:`verify`) hashes the
+bytes it read and compares both before decoding an entry, so a damaged, truncated, extended or
+swapped file is refused naming the file, the key group and the checksums that differ.
 
 Flink writes the key group's id at each offset; here every entry's key starts with its key group
 (as in :mod:`skewlab.state.rocksdb`), so the offsets alone delimit a key group, and a reader
@@ -20,12 +31,15 @@ checks every entry it decodes against the key group its offsets place it in.
 
 A snapshot can also carry a **per-key index** (``index=True``): per subtask a file of
 ``(key group, offset, length)`` per entry -- the seed's alternative to key groups, one read per
-key, kept only to be measured against them (:mod:`skewlab.state.restore`).
+key, kept only to be measured against them (:mod:`skewlab.state.restore`); its reads are not
+checksummed (they do not read whole blocks).
 
 :meth:`KeyedStateSnapshot.load` refuses a damaged or foreign snapshot whole, with one line that
 says what is wrong: no metadata, truncated or unknown-version metadata, key-group ranges that do
 not tile ``[0, max_parallelism)``, a file shorter (or longer) than its offsets say, and -- with
-``verify=True``, which reads every file -- an entry in a key group its place does not own.
+``verify=True``, which reads every file -- a block whose checksum differs, an entry in a key
+group its place does not own, a key that does not hash to the key group it is stored in, and a
+value that does not decode (whole, back to the same bytes) with the recorded serializer.
 
 Example::
 
@@ -35,20 +49,22 @@ Example::
     >>> handles = []
     >>> for subtask, kgs in enumerate([KeyGroupRange(0, 4), KeyGroupRange(5, 9)]):
     ...     with create_backend("heap", key_group_range=kgs) as backend:
-    ...         for key in range(20):               # identity hash, 10 key groups
-    ...             if key % 10 in kgs:
-    ...                 backend.put(key % 10, key, key * key)
+    ...         for key in range(20):               # 10 key groups
+    ...             key_group = assign_to_key_group(key, 10)
+    ...             if key_group in kgs:
+    ...                 backend.put(key_group, key, key * key)
     ...         handle = write_keyed_snapshot(backend, directory, subtask, PickleSerializer())
     ...     handles.append(handle)
     >>> snapshot = KeyedStateSnapshot.create(directory, 10, PickleSerializer(), handles)
     >>> KeyedStateSnapshot.load(directory, verify=True).entries
     20
     >>> handles[0].key_group_span(KeyGroupRange(3, 4))      # bytes of key groups 3..4
-    (140, 228)
+    (260, 364)
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import struct
 from collections.abc import Iterable, Iterator
@@ -56,35 +72,46 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import xxhash
+
 from skewlab.errors import SkewlabInputError
 from skewlab.state.api import KeyedStateBackend, PickleSerializer, Serializer
-from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM, KeyGroupRange
+from skewlab.state.key_groups import (
+    UPPER_BOUND_MAX_PARALLELISM,
+    KeyGroupRange,
+    assign_to_key_group,
+)
 from skewlab.state.metadata_file import METADATA_FILE, read_metadata, write_metadata
-from skewlab.state.rocksdb import decode_key, encode_key
+from skewlab.state.rocksdb import INT_TAG, STR_TAG, decode_key, encode_key
 from skewlab.validation import check_whole
 
 __all__ = [
+    "BLOCK_CHECKSUM",
     "FILE_MAGIC",
     "INDEX_ENTRY",
     "KEY_SERIALIZER",
     "METADATA_FILE",
     "SNAPSHOT_FORMAT_VERSION",
     "add_per_key_index",
+    "block_checksum",
     "check_key_group_tiling",
     "KeyGroupsStateHandle",
     "KeyGroupsWriter",
     "KeyedStateSnapshot",
     "decode_entries",
     "read_span",
+    "resolve_serializer",
     "serializer_name",
     "write_key_groups",
     "write_keyed_snapshot",
 ]
 
-#: The version of this format; a snapshot of any other version is refused.
-SNAPSHOT_FORMAT_VERSION = 1
+#: The version of this format; a snapshot of any other version is refused (1: no checksums).
+SNAPSHOT_FORMAT_VERSION = 2
 #: The first bytes of every state file (a foreign or empty file is told apart at once).
-FILE_MAGIC = b"SKGS\x00\x00\x00\x01"
+FILE_MAGIC = b"SKGS\x00\x00\x00\x02"
+#: The checksum that ends every key group's block (u64, big-endian).
+BLOCK_CHECKSUM = struct.Struct(">Q")
 #: How keys are written: 2-byte key group, a tag, then a Java long or UTF-8 text.
 KEY_SERIALIZER = "skewlab-key-v1"
 #: One per-key index entry: key group (u16), offset (u64), entry length (u32).
@@ -93,6 +120,46 @@ INDEX_ENTRY = struct.Struct(">HQI")
 _KEY_LEN = struct.Struct(">H")
 _VALUE_LEN = struct.Struct(">I")
 _METADATA_KIND = "keyed-state snapshot"
+
+
+def block_checksum(data: bytes | memoryview, key_group: int) -> int:
+    """The checksum of one key group's entries: xxh64 seeded with the key group.
+
+    Example::
+
+        >>> block_checksum(b"", 0) != block_checksum(b"", 1)
+        True
+    """
+    return xxhash.xxh64_intdigest(data, seed=key_group)
+
+
+def resolve_serializer(name: str) -> Serializer:
+    """The serializer a snapshot names (``pickle-5``, or a ``skewlab.`` class's full name), to
+    decode its values when verifying; another name is a one-line SkewlabInputError.
+
+    Example::
+
+        >>> resolve_serializer("pickle-5").loads(PickleSerializer().dumps(7))
+        7
+        >>> resolve_serializer("os.system")
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: values were written with 'os.system', which this skewlab cannot decode
+    """  # noqa: E501
+    if name == serializer_name(PickleSerializer()):
+        return PickleSerializer()
+    module, _, qualname = name.rpartition(".")
+    found = None
+    if module.startswith("skewlab."):
+        try:
+            found = getattr(importlib.import_module(module), qualname, None)
+        except ImportError:
+            found = None
+    if found is None or serializer_name(found) != name or not hasattr(found, "loads"):
+        raise SkewlabInputError(
+            f"values were written with {name!r}, which this skewlab cannot decode"
+        )
+    return found
 
 
 def serializer_name(serializer: Any) -> str:
@@ -124,15 +191,17 @@ class KeyGroupsStateHandle:
     ``KeyGroupsStateHandle`` with ``KeyGroupRangeOffsets``).
 
     ``offsets`` has one entry per key group of ``key_group_range`` and then the file's end, so
-    key group ``g`` occupies ``[offsets[g - start], offsets[g - start + 1])``; ``entries`` counts
-    the entries of each key group. ``file`` and ``index_file`` are relative to the snapshot.
+    key group ``g``'s block (entries, then checksum) occupies
+    ``[offsets[g - start], offsets[g - start + 1])``; ``entries`` counts the entries of each key
+    group, ``checksums`` holds each block's checksum. ``file`` and ``index_file`` are relative to
+    the snapshot.
 
     Example::
 
-        >>> h = KeyGroupsStateHandle("subtask-0.kgs", KeyGroupRange(0, 2), (8, 20, 20, 50),
-        ...                          (1, 0, 2))
+        >>> h = KeyGroupsStateHandle("subtask-0.kgs", KeyGroupRange(0, 2), (8, 28, 36, 74),
+        ...                          (1, 0, 2), checksums=(1, 2, 3))
         >>> h.length, h.key_group_span(KeyGroupRange(1, 2)), h.intersection(KeyGroupRange(2, 9))
-        (50, (20, 50), KeyGroupRange(start_key_group=2, end_key_group=2))
+        (74, (28, 74), KeyGroupRange(start_key_group=2, end_key_group=2))
     """
 
     file: str
@@ -140,6 +209,7 @@ class KeyGroupsStateHandle:
     offsets: tuple[int, ...]
     entries: tuple[int, ...]
     index_file: str | None = None
+    checksums: tuple[int, ...] = ()
 
     @property
     def length(self) -> int:
@@ -187,6 +257,7 @@ class KeyGroupsStateHandle:
             ],
             "offsets": list(self.offsets),
             "entries": list(self.entries),
+            "checksums": list(self.checksums),
         }
         if self.index_file is not None:
             out["index_file"] = self.index_file
@@ -197,7 +268,7 @@ class KeyGroupsStateHandle:
         """Inverse of :meth:`to_dict`; anything malformed is a one-line SkewlabInputError."""
         if not isinstance(data, dict):
             raise SkewlabInputError(f"{where} must be an object")
-        for name in ("file", "key_group_range", "offsets", "entries"):
+        for name in ("file", "key_group_range", "offsets", "entries", "checksums"):
             if name not in data:
                 raise SkewlabInputError(f"{where} has no {name}")
         file, index_file = data["file"], data.get("index_file")
@@ -215,20 +286,23 @@ class KeyGroupsStateHandle:
             raise SkewlabInputError(f"{where}.offsets must be a list of byte offsets")
         if not (isinstance(entries, list) and all(map(_whole, entries))):
             raise SkewlabInputError(f"{where}.entries must be a list of counts")
-        if len(offsets) != len(key_groups) + 1 or len(entries) != len(key_groups):
+        checksums = data["checksums"]
+        if not (isinstance(checksums, list) and all(_whole(c) and c < 1 << 64 for c in checksums)):
+            raise SkewlabInputError(f"{where}.checksums must be a list of 64-bit checksums")
+        n = len(key_groups)
+        if len(offsets) != n + 1 or len(entries) != n or len(checksums) != n:
             raise SkewlabInputError(
-                f"{where}: {len(key_groups)} key groups need {len(key_groups) + 1} offsets and "
-                f"{len(key_groups)} entry counts, got {len(offsets)} and {len(entries)}"
+                f"{where}: {n} key groups need {n + 1} offsets, {n} entry counts and {n} "
+                f"checksums, got {len(offsets)}, {len(entries)} and {len(checksums)}"
             )
         if offsets[0] != len(FILE_MAGIC) or any(
-            b < a for a, b in zip(offsets, offsets[1:], strict=False)
+            b - a < BLOCK_CHECKSUM.size for a, b in zip(offsets, offsets[1:], strict=False)
         ):
             raise SkewlabInputError(
-                f"{where}.offsets must start at {len(FILE_MAGIC)} and never decrease"
+                f"{where}.offsets must start at {len(FILE_MAGIC)} and grow by at least "
+                f"{BLOCK_CHECKSUM.size} (a block's checksum) per key group"
             )
-        if any(n < 0 for n in entries):
-            raise SkewlabInputError(f"{where}.entries must not be negative")
-        return cls(file, key_groups, tuple(offsets), tuple(entries), index_file)
+        return cls(file, key_groups, tuple(offsets), tuple(entries), index_file, tuple(checksums))
 
 
 def _whole(value: Any) -> bool:
@@ -258,7 +332,7 @@ class KeyGroupsWriter:
         >>> writer.add(0, "a", b"1"); writer.add(2, 7, b"22")
         >>> h = writer.close()
         >>> h.offsets, h.entries, path.stat().st_size == h.length
-        ((8, 19, 19, 38), (1, 0, 1), True)
+        ((8, 27, 35, 62), (1, 0, 1), True)
     """
 
     def __init__(
@@ -273,8 +347,10 @@ class KeyGroupsWriter:
         self.index_path = None if index_path is None else Path(index_path)
         self._offsets = [len(FILE_MAGIC)]
         self._counts = [0] * len(key_group_range)
+        self._checksums: list[int] = []
         self._index = bytearray() if index_path is not None else None
         self._current = key_group_range.start_key_group
+        self._block = xxhash.xxh64(seed=self._current)
         self._position = len(FILE_MAGIC)
         self._out = open(self.path, "wb")  # noqa: SIM115 -- closed by close()
         self._out.write(FILE_MAGIC)
@@ -292,21 +368,30 @@ class KeyGroupsWriter:
                 f"(key group {key_group} after {self._current})"
             )
         while self._current < key_group:
-            self._offsets.append(self._position)
-            self._current += 1
+            self._end_block()
         raw_key = encode_key(key_group, key)
         record = _KEY_LEN.pack(len(raw_key)) + raw_key + _VALUE_LEN.pack(len(value)) + value
         self._out.write(record)
+        self._block.update(record)
         if self._index is not None:
             self._index += INDEX_ENTRY.pack(key_group, self._position, len(record))
         self._position += len(record)
         self._counts[key_group - self.key_group_range.start_key_group] += 1
 
+    def _end_block(self) -> None:
+        """Write the current key group's checksum; the next key group's block starts."""
+        checksum = self._block.intdigest()
+        self._out.write(BLOCK_CHECKSUM.pack(checksum))
+        self._checksums.append(checksum)
+        self._position += BLOCK_CHECKSUM.size
+        self._offsets.append(self._position)
+        self._current += 1
+        self._block = xxhash.xxh64(seed=self._current)
+
     def close(self) -> KeyGroupsStateHandle:
         """Finish the file (and its index), flushed to disk; its handle."""
         while self._current <= self.key_group_range.end_key_group:
-            self._offsets.append(self._position)
-            self._current += 1
+            self._end_block()
         self._out.flush()
         os.fsync(self._out.fileno())
         self._out.close()
@@ -318,6 +403,7 @@ class KeyGroupsWriter:
             tuple(self._offsets),
             tuple(self._counts),
             None if self.index_path is None else self.index_path.name,
+            tuple(self._checksums),
         )
 
     def abort(self) -> None:
@@ -342,7 +428,7 @@ def write_key_groups(
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "subtask-0.kgs"
         >>> h = write_key_groups(path, KeyGroupRange(0, 1), [(0, "a", b"1"), (1, 7, b"22")])
         >>> h.offsets, h.entries, path.stat().st_size == h.length
-        ((8, 19, 38), (1, 1), True)
+        ((8, 27, 54), (1, 1), True)
     """
     writer = KeyGroupsWriter(path, key_group_range, index_path=index_path)
     try:
@@ -427,9 +513,11 @@ def decode_entries(
     starts at byte ``base`` (default: where ``key_groups`` starts); yield ``(key_group, key,
     value bytes)``.
 
-    Every entry is checked against the key group its offsets place it in: an entry of another key
-    group, a key group holding other than its recorded number of entries, or a span that ends
-    inside an entry is refused.
+    Each key group's block is hashed first and its checksum compared with the one the file
+    holds after it and the one the metadata records (a mismatch names the file, the key group
+    and the three checksums); then every entry is checked against the key group its offsets
+    place it in: an entry of another key group, a key that does not decode, a key group holding
+    other than its recorded number of entries, or a span that ends inside an entry is refused.
 
     Example::
 
@@ -446,7 +534,11 @@ def decode_entries(
     base = start if base is None else base
     for key_group in key_groups:
         i = key_group - first
-        pos, end = handle.offsets[i] - base, handle.offsets[i + 1] - base
+        pos = handle.offsets[i] - base
+        end = handle.offsets[i + 1] - base - BLOCK_CHECKSUM.size
+        if pos < 0 or end < pos or end + BLOCK_CHECKSUM.size > len(view):
+            raise _truncated(handle, key_group)
+        _check_block(handle, key_group, view[pos:end], BLOCK_CHECKSUM.unpack_from(view, end)[0])
         found = 0
         while pos < end:
             if pos + _KEY_LEN.size > end:
@@ -460,7 +552,7 @@ def decode_entries(
             value_at = value_len_at + _VALUE_LEN.size
             if value_at + value_len > end:
                 raise _truncated(handle, key_group)
-            entry_group, key = decode_key(bytes(view[key_at:value_len_at]))
+            entry_group, key = _decode_key(handle, key_group, bytes(view[key_at:value_len_at]))
             if entry_group != key_group:
                 raise SkewlabInputError(
                     f"state file {handle.file}: key {key!r} of key group {entry_group} found "
@@ -475,6 +567,34 @@ def decode_entries(
                 f"state file {handle.file}: key group {key_group} holds {found} entries, the "
                 f"metadata says {handle.entries[i]}"
             )
+
+
+def _check_block(
+    handle: KeyGroupsStateHandle, key_group: int, block: memoryview, in_file: int
+) -> None:
+    computed = block_checksum(block, key_group)
+    recorded = handle.checksums[key_group - handle.key_group_range.start_key_group]
+    if not computed == in_file == recorded:
+        raise SkewlabInputError(
+            f"state file {handle.file}: key group {key_group}: its {len(block)} bytes hash to "
+            f"{computed:#018x}, the file's checksum is {in_file:#018x}, the metadata's "
+            f"{recorded:#018x} (a damaged, truncated, extended or swapped file)"
+        )
+
+
+def _decode_key(handle: KeyGroupsStateHandle, key_group: int, raw: bytes) -> tuple[int, Any]:
+    if raw[2] not in (INT_TAG, STR_TAG) or (raw[2] == INT_TAG and len(raw) != 11):
+        raise SkewlabInputError(
+            f"state file {handle.file}: key group {key_group}: a key with tag {raw[2]} and "
+            f"{len(raw) - 3} bytes is neither a long nor a text (a damaged or foreign file)"
+        )
+    try:
+        return decode_key(raw)
+    except UnicodeDecodeError:
+        raise SkewlabInputError(
+            f"state file {handle.file}: key group {key_group}: a text key is not UTF-8 "
+            "(a damaged or foreign file)"
+        ) from None
 
 
 def _truncated(handle: KeyGroupsStateHandle, key_group: int) -> SkewlabInputError:
@@ -526,7 +646,7 @@ class KeyedStateSnapshot:
         >>> import tempfile
         >>> s = KeyedStateSnapshot.create(tempfile.mkdtemp(), 128, PickleSerializer(), [
         ...     KeyGroupsStateHandle("subtask-0.kgs", KeyGroupRange(0, 127),
-        ...                          (8,) * 129, (0,) * 128)])
+        ...                          tuple(range(8, 8 + 129 * 8, 8)), (0,) * 128)])
         >>> s.parallelism, s.value_serializer
         (1, 'pickle-5')
     """
@@ -551,8 +671,11 @@ class KeyedStateSnapshot:
 
     @property
     def state_bytes(self) -> int:
-        """Bytes of entries over every file (the file headers left out)."""
-        return sum(h.length - len(FILE_MAGIC) for h in self.handles)
+        """Bytes of entries over every file (headers and checksums left out)."""
+        return sum(
+            h.length - len(FILE_MAGIC) - BLOCK_CHECKSUM.size * len(h.key_group_range)
+            for h in self.handles
+        )
 
     def path(self, name: str) -> Path:
         """A file of the snapshot."""
@@ -621,7 +744,7 @@ class KeyedStateSnapshot:
         where = f"keyed-state snapshot {directory}"
         data = read_metadata(
             directory, kind=_METADATA_KIND, version=SNAPSHOT_FORMAT_VERSION, where=where
-        )  # noqa: E501
+        )
         if data.get("key_serializer") != KEY_SERIALIZER:
             raise SkewlabInputError(
                 f"{where}: keys written as {data.get('key_serializer')!r}, this skewlab reads "
@@ -710,11 +833,21 @@ class KeyedStateSnapshot:
                     )
 
     def verify(self) -> None:
-        """Read every file and decode every entry (each checked against its key group)."""
+        """Read every file and check it whole: each block's checksum, each entry against its
+        key group, each key re-hashed to the key group it is stored in, and each value decoded
+        with the recorded serializer and encoded back to the same bytes. The first problem is
+        one SkewlabInputError line naming the snapshot, the file, the key group and what
+        differed."""
+        where = f"keyed-state snapshot {self.directory}"
+        serializer = resolve_serializer(self.value_serializer)
+        loads, dumps = serializer.loads, getattr(serializer, "dumps", None)
         for handle in self.handles:
             data = read_span(self.path(handle.file), len(FILE_MAGIC), handle.length)
-            for _ in decode_entries(data, handle, handle.key_group_range):
-                pass
+            try:
+                for key_group, key, raw in decode_entries(data, handle, handle.key_group_range):
+                    _check_entry(handle, key_group, key, raw, self.max_parallelism, loads, dumps)
+            except SkewlabInputError as err:
+                raise SkewlabInputError(f"{where}: {err}") from None
 
     def loads(self, serializer: Serializer | None = None):
         """The ``loads`` for this snapshot's values: ``serializer``'s, checked against the name
@@ -731,6 +864,31 @@ class KeyedStateSnapshot:
                 f"{serializer_name(serializer)!r}"
             )
         return serializer.loads
+
+
+def _check_entry(
+    handle: KeyGroupsStateHandle, key_group: int, key: Any, raw: bytes, max_parallelism: int,
+    loads, dumps,
+) -> None:  # fmt: skip
+    hashed = assign_to_key_group(key, max_parallelism)
+    if hashed != key_group:
+        raise SkewlabInputError(
+            f"state file {handle.file}: key {key!r} is stored in key group {key_group} but "
+            f"hashes to key group {hashed}"
+        )
+    try:
+        value = loads(raw)
+        again = None if dumps is None else dumps(value)
+    except Exception as exc:  # noqa: BLE001 -- any decoding failure is a damaged value
+        raise SkewlabInputError(
+            f"state file {handle.file}: key group {key_group}: the value of key {key!r} does "
+            f"not decode ({type(exc).__name__})"
+        ) from None
+    if again is not None and again != raw:
+        raise SkewlabInputError(
+            f"state file {handle.file}: key group {key_group}: the value of key {key!r} "
+            f"decodes to other bytes than it holds ({len(raw)} stored, {len(again)} re-encoded)"
+        )
 
 
 def add_per_key_index(snapshot: KeyedStateSnapshot) -> KeyedStateSnapshot:
@@ -753,7 +911,8 @@ def add_per_key_index(snapshot: KeyedStateSnapshot) -> KeyedStateSnapshot:
         view = memoryview(data)
         first = handle.key_group_range.start_key_group
         for key_group in handle.key_group_range:
-            pos, end = handle.offsets[key_group - first], handle.offsets[key_group - first + 1]
+            pos = handle.offsets[key_group - first]
+            end = handle.offsets[key_group - first + 1] - BLOCK_CHECKSUM.size
             while pos < end:
                 (key_len,) = _KEY_LEN.unpack_from(view, pos)
                 (value_len,) = _VALUE_LEN.unpack_from(view, pos + _KEY_LEN.size + key_len)
@@ -764,8 +923,13 @@ def add_per_key_index(snapshot: KeyedStateSnapshot) -> KeyedStateSnapshot:
         snapshot.path(name).write_bytes(bytes(index))
         handles.append(
             KeyGroupsStateHandle(
-                handle.file, handle.key_group_range, handle.offsets, handle.entries, name
-            )
+                handle.file,
+                handle.key_group_range,
+                handle.offsets,
+                handle.entries,
+                name,
+                handle.checksums,
+            )  # fmt: skip
         )
     return KeyedStateSnapshot.create(
         snapshot.directory,

@@ -14,9 +14,12 @@ resumed at another parallelism, or failed on purpose and recovered from its chec
   replays from its position: the same digest, every record counted once.
 
 Bad input is refused before any Spark work: a new parallelism above the max parallelism, a
-savepoint taken with another max parallelism or by another strategy, a damaged savepoint (read
-whole: every file, every entry), in-flight buffer records kept as list state that a rescale would
-send to the wrong subtask, a failure under a master that does not retry tasks.
+savepoint taken with another max parallelism, by another strategy or with other parameters (see
+:data:`RESTORE_MAY_CHANGE`), a damaged savepoint (read whole: every file, every entry, every
+checksum), in-flight buffer records kept as list state that a rescale would send to the wrong
+subtask, a failure under a master that does not retry tasks. Last, with one small Spark job, a
+savepoint is refused for other input: it records the identity of the records before its source
+position (:func:`input_fingerprint`), and the resumed views must have the same.
 
 Example::
 
@@ -28,6 +31,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -54,9 +58,11 @@ from skewlab.strategies.parameters import StrategyParameters
 from skewlab.validation import check_whole
 
 __all__ = [
+    "RESTORE_MAY_CHANGE",
     "RESUMABLE",
     "RescaledRun",
     "check_resumable",
+    "input_fingerprint",
     "misrouted_in_flight",
     "resume_from_savepoint",
     "run_with_failure",
@@ -137,6 +143,68 @@ def check_resumable(strategy: StrategyParameters | type[StrategyParameters]) -> 
         )
 
 
+#: Strategy parameters a resume may change: the state they leave is the same (the snapshot
+#: format is every backend's, a cache's size and a buffer's flush policy change no result).
+#: Any other difference (salt buckets, the HLL precision, the buffer's kind) is refused.
+RESTORE_MAY_CHANGE = frozenset({"backend", "cache_entries", "trigger_interval_ms", "max_count"})
+
+
+def input_fingerprint(views, position: int) -> dict[str, Any]:
+    """The identity of the input a savepoint at source ``position`` was built from: how many
+    records come before it, and two order-free hashes of their ``seq``, ``view_id``,
+    ``user_id`` and ``tweet_id`` (one Spark aggregation).
+
+    Example::
+
+        >>> input_fingerprint(views, 1_000)  # doctest: +SKIP
+        {'records_before': 1000, 'hash': 'xxh64:5e1f...:1f3a...'}
+    """
+    from pyspark.sql import functions as F
+
+    hashed = F.xxhash64("seq", "view_id", "user_id", "tweet_id")
+    row = (
+        views.filter(F.col("seq") < F.lit(position))
+        .agg(
+            F.count(F.lit(1)).alias("records"),
+            F.bit_xor(hashed).alias("xor"),
+            F.sum(hashed.bitwiseAND(F.lit(0xFFFFFFFF))).alias("low_sum"),
+        )
+        .first()
+    )
+    xor, low_sum = (row["xor"] or 0) & 0xFFFFFFFFFFFFFFFF, row["low_sum"] or 0
+    return {"records_before": int(row["records"]), "hash": f"xxh64:{xor:016x}:{low_sum:x}"}
+
+
+def _check_parameters(path: Path, recorded: Any, strategy: StrategyParameters) -> None:
+    now = json.loads(json.dumps(strategy.parameters()))
+    if not isinstance(recorded, dict):
+        raise SkewlabInputError(f"savepoint {path} records no strategy parameters")
+    differ = [
+        f"{name} {recorded.get(name)!r} (savepoint) vs {now.get(name)!r} (this job)"
+        for name in sorted(set(recorded) | set(now))
+        if name not in RESTORE_MAY_CHANGE and recorded.get(name) != now.get(name)
+    ]
+    if differ:
+        raise SkewlabInputError(
+            f"savepoint {path} was taken with other {strategy.name} parameters: "
+            f"{'; '.join(differ)} (only {', '.join(sorted(RESTORE_MAY_CHANGE))} may change)"
+        )
+
+
+def _check_input(path: Path, loaded: Savepoint, views) -> None:
+    recorded = loaded.job.get("input")
+    if not isinstance(recorded, dict):
+        raise SkewlabInputError(f"savepoint {path} records no identity of its input")
+    now = input_fingerprint(views, loaded.source_position)
+    if now != recorded:
+        raise SkewlabInputError(
+            f"savepoint {path} was taken on other input: {recorded.get('records_before')} "
+            f"records before source position {loaded.source_position} hashing to "
+            f"{recorded.get('hash')}; these views have {now['records_before']} hashing to "
+            f"{now['hash']} (resume it over the views it was taken on)"
+        )
+
+
 def _check_views(views) -> None:
     check_views_schema(views)
     if "seq" not in views.columns:
@@ -162,6 +230,7 @@ def stop_with_savepoint(
     job = _resolved(job, spark)
     work = begin_savepoint(path)
     recovery = Recovery(stop_at=savepoint_at, savepoint_dir=str(work), in_flight=in_flight)
+    taken_on = input_fingerprint(views, savepoint_at)
     try:
         result, results = strategy.run(spark, views, replace(job, recovery=recovery))
         savepoint = publish_savepoint(
@@ -170,7 +239,11 @@ def stop_with_savepoint(
             max_parallelism=job.max_parallelism,
             parallelism=job.parallelism,
             source_position=savepoint_at,
-            job={"strategy": strategy.name, "parameters": strategy.parameters()},
+            job={
+                "strategy": strategy.name,
+                "parameters": strategy.parameters(),
+                "input": taken_on,
+            },
         )
     except BaseException:
         discard_savepoint(work)
@@ -228,6 +301,7 @@ def resume_from_savepoint(
             f"savepoint {path} was taken by strategy {taken_by!r}; this job runs "
             f"{strategy.name!r} (its operators would not find their state)"
         )
+    _check_parameters(path, loaded.job.get("parameters"), strategy)
     wrong = sum(misrouted_in_flight(loaded, parallelism))
     if wrong:
         raise SkewlabInputError(
@@ -236,6 +310,7 @@ def resume_from_savepoint(
             "own their keys (seed 000, note 2: it cannot be rescaled); take it with in_flight="
             "'flush' or 'keyed_state'"
         )
+    _check_input(path, loaded, views)  # last: the one check that runs a (small) Spark job
     recovery = Recovery(restore_from=str(path), in_flight=in_flight)
     resumed = replace(job, parallelism=parallelism, recovery=recovery)
     return strategy.run(spark, views, resumed)

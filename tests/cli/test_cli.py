@@ -70,6 +70,42 @@ def test_generate_refuses_an_output_path_that_is_a_file(tmp_path, capsys):
     )
 
 
+def test_generate_never_deletes_a_users_files(tmp_path, capsys):
+    target = tmp_path / "data"
+    target.mkdir()
+    (target / "thesis.tex").write_text("three years of work")
+    for extra in ([], ["--overwrite"]):
+        assert main(["generate", "--views", "10", "--out", str(target), *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.splitlines() == [
+            f"skewlab generate: error: output directory '{target}' is not empty and is not a view "
+            "set skewlab wrote (no _skewlab_views.json); choose a new or empty directory"
+        ]
+    assert (target / "thesis.tex").read_text() == "three years of work"
+    assert sorted(p.name for p in target.iterdir()) == ["thesis.tex"]
+
+
+def test_generate_replaces_its_own_view_set_only_with_overwrite(spark, tmp_path, capsys):
+    target = tmp_path / "views"
+    args = ["generate", "--views", "30", "--tweets", "3", "--out", str(target)]
+    assert main(args) == 0
+    capsys.readouterr()
+    assert main(args) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"skewlab generate: error: output directory '{target}' already holds a view set; "
+        "pass --overwrite to replace it"
+    )
+    (target / "notes.txt").write_text("mine")
+    assert main([*args, "--overwrite"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"skewlab generate: error: output directory '{target}' holds a view set and also "
+        "'notes.txt', which skewlab did not write; move it away first"
+    )
+    (target / "notes.txt").unlink()
+    assert main([*args[:2], "40", *args[3:], "--overwrite"]) == 0
+    assert spark.read.parquet(str(target)).count() == 40
+
+
 def test_the_installed_entry_point_prints_no_traceback(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "skewlab", "generate", "--views", "10", "--tweets", "0"],

@@ -4,6 +4,7 @@ a rescaled run printed beside the reference digest, and bad input (exit 2, one l
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -93,6 +94,48 @@ def test_savepoint_refuses_damaged_or_foreign_paths(savepoint, tmp_path, capsys)
     state = next(savepoint.glob("*/keyed-value/subtask-0.kgs"))
     state.write_bytes(state.read_bytes()[:-3])
     assert "shorter than its offsets say" in one_line_error(["savepoint", str(savepoint)], capsys)
+
+
+def test_savepoint_refuses_a_flipped_register_bit_naming_the_file_and_key_group(
+    spark, tmp_path, capsys
+):
+    path = tmp_path / "sp"
+    args = ["run", "naive", *VIEWS, "--parallelism", "2", "--savepoint-at", "900",
+            "--resume-parallelism", "2", "--savepoint", str(path), "--json"]  # fmt: skip
+    assert main(args) == 0
+    capsys.readouterr()
+    state = next(path.glob("*/keyed-value/subtask-0.kgs"))
+    data = bytearray(state.read_bytes())
+    data[-20] ^= 0x04  # a register byte of the file's last value (before its block checksum)
+    state.write_bytes(bytes(data))
+    err = one_line_error(["savepoint", str(path)], capsys)
+    assert re.search(
+        r"state file subtask-0\.kgs: key group \d+: its \d+ bytes hash to 0x[0-9a-f]{16}, the "
+        r"file's checksum is 0x[0-9a-f]{16}, the metadata's 0x[0-9a-f]{16}",
+        err,
+    ), err
+
+
+def test_a_kept_savepoint_resumes_from_the_command_line(tmp_path, capsys, spark):
+    savepoint = tmp_path / "kept"  # its own: another test here damages the module's savepoint
+    take = ["run", "naive", *VIEWS, "--parallelism", "2", "--savepoint-at", "900",
+            "--resume-parallelism", "3", "--savepoint", str(savepoint), "--json"]  # fmt: skip
+    assert main(take) == 0
+    capsys.readouterr()
+    args = ["run", "naive", *VIEWS, "--from-savepoint", str(savepoint)]
+    assert main([*args, "--resume-parallelism", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["summary"] == {
+        "savepoint": str(savepoint), "source_position": 900, "parallelism_before": 2,
+        "parallelism_after": 3, "records_after": 1100, "restored_keys": 25,
+    }  # fmt: skip
+    assert out["after the restore"]["extra"]["recovery"]["restored_from"] == ["savepoint"]
+    other = ["run", "naive", *VIEWS[:-1], "5", "--from-savepoint", str(savepoint)]
+    assert "was taken on other input: 900 records before" in one_line_error(other, capsys)
+    salted = ["run", "salted", *VIEWS, "--from-savepoint", str(savepoint)]
+    assert "taken by strategy 'naive'" in one_line_error(salted, capsys)
+    both = [*args, "--savepoint-at", "10"]
+    assert "give no --savepoint-at" in one_line_error(both, capsys)
 
 
 def test_the_savepoint_command_has_help_with_examples(capsys):

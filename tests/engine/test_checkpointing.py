@@ -20,6 +20,7 @@ from skewlab.errors import SkewlabInputError
 from skewlab.operators.stateful import StatefulOperator
 from skewlab.state import PickleSerializer, StateBackend
 from skewlab.state.key_groups import assign_to_key_group
+from skewlab.state.metadata_file import write_metadata
 
 MAX_P = 16
 
@@ -82,14 +83,17 @@ def feed(op, cols, step: int = 13) -> None:
 
 
 def test_a_retried_subtask_restores_its_latest_checkpoint_and_replays_from_its_position(tmp_path):
-    recovery = Recovery(checkpoint_interval=25, checkpoint_dir=str(tmp_path))
+    recovery = Recovery(checkpoint_interval=25, checkpoint_dir=str(tmp_path)).for_run()
     first = wrapper(recovery)
     feed(first, records(60))  # checkpoints after 25 and 50 records, then "crashes"
     first.close()
-    chk = latest_checkpoint(str(tmp_path), "1:count", 0)
+    chk = latest_checkpoint(recovery.run_checkpoint_dir(), "1:count", 0)
     assert chk is not None and chk.name == "chk-2"
     assert json.loads((chk / "_checkpoint").read_text())["position"] == 50
-    second = wrapper(recovery)  # the retried attempt: same subtask, same checkpoint directory
+    second = wrapper(recovery)  # the retried attempt: same run, same subtask
+    another = wrapper(recovery.for_run())  # another run over the same directory ...
+    assert another.position == 0 and another.ctx.metrics.recovery["restored_from"] is None
+    another.close()  # ... starts from nothing
     assert second.position == 50 and second.ctx.metrics.recovery["restored_from"] == "checkpoint"
     feed(second, records(100))  # the task reads its whole partition again
     second.finish()
@@ -168,9 +172,10 @@ def savepoint_path(tmp_path):
 
 
 def edit(path, change):
+    """Change a metadata file and re-sign it: the checks behind its checksum."""
     data = json.loads(path.read_text())
     change(data)
-    path.write_text(json.dumps(data))
+    write_metadata(path.parent, data)
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ from skewlab.state.restore import (
     restore_ways_table,
 )
 from skewlab.state.snapshot import (
+    BLOCK_CHECKSUM,
     FILE_MAGIC,
     INDEX_ENTRY,
     KeyedStateSnapshot,
@@ -58,7 +59,8 @@ def test_the_seeds_3_to_4_example(tmp_path):
     assert [h.key_group_range for h in snapshot.handles] == [
         KeyGroupRange(0, 3), KeyGroupRange(4, 6), KeyGroupRange(7, 9)
     ]  # fmt: skip
-    total = sum(entry_bytes(k) for k in range(21)) + 3 * len(FILE_MAGIC)
+    checksums = BLOCK_CHECKSUM.size  # after each key group's block
+    total = sum(entry_bytes(k) for k in range(21)) + 3 * len(FILE_MAGIC) + 10 * checksums
     expected_keys = {0: [0, 1, 2, 10, 11, 12, 20], 1: [3, 4, 13, 14], 2: [5, 6, 7, 15, 16, 17],
                      3: [8, 9, 18, 19]}  # fmt: skip
     expected_files = {0: 1, 1: 2, 2: 2, 3: 1}
@@ -67,8 +69,9 @@ def test_the_seeds_3_to_4_example(tmp_path):
         assert sorted(k for _, k, _ in kg_entries) == keys
         assert {k: v for _, k, v in kg_entries} == {k: f"state-{k}" for k in keys}
         assert kg.requests == kg.files_opened == expected_files[subtask]
-        # exactly the owned entries' bytes: no header, nothing of anyone else
-        assert kg.bytes_read == sum(entry_bytes(k) for k in keys)
+        # exactly the owned blocks' bytes: no header, nothing of anyone else
+        owned = len(compute_key_group_range_for_operator_index(10, 4, subtask))
+        assert kg.bytes_read == sum(entry_bytes(k) for k in keys) + owned * checksums
         assert kg.keys_read == kg.keys_kept == len(keys)
 
         _, naive = restore_subtask(snapshot, 4, subtask, "read_all")
@@ -78,7 +81,7 @@ def test_the_seeds_3_to_4_example(tmp_path):
         _, index = restore_subtask(snapshot, 4, subtask, "per_key_index")
         assert index.requests == 3 + len(keys)  # three index files, then one read per key
         assert index.index_bytes == 21 * INDEX_ENTRY.size
-        assert index.bytes_read == index.index_bytes + kg.bytes_read
+        assert index.bytes_read == index.index_bytes + kg.bytes_read - owned * checksums
         assert index.keys_kept == len(keys)
 
 

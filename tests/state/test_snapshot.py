@@ -18,11 +18,14 @@ from skewlab.state.key_groups import (
     assign_to_key_group,
     compute_key_group_range_for_operator_index,
 )
+from skewlab.state.metadata_file import write_metadata
 from skewlab.state.rocksdb import encode_key
 from skewlab.state.snapshot import (
+    BLOCK_CHECKSUM,
     FILE_MAGIC,
     METADATA_FILE,
     KeyedStateSnapshot,
+    block_checksum,
     decode_entries,
     read_span,
     serializer_name,
@@ -130,10 +133,21 @@ def snapshot_dir(tmp_path):
 
 
 def edit_metadata(directory, change) -> None:
+    """Change the metadata and re-sign it (what a buggy writer would leave): the checks behind
+    the metadata's checksum."""
     path = directory / METADATA_FILE
     data = json.loads(path.read_text())
     change(data)
+    write_metadata(directory, data)
+
+
+def test_an_edited_metadata_that_was_not_re_signed_is_refused(snapshot_dir):
+    path = snapshot_dir / METADATA_FILE
+    data = json.loads(path.read_text())
+    data["handles"][0]["entries"][0] += 1
     path.write_text(json.dumps(data))
+    with pytest.raises(SkewlabInputError, match=r"_metadata does not match its checksum"):
+        KeyedStateSnapshot.load(snapshot_dir)
 
 
 @pytest.mark.parametrize(
@@ -214,8 +228,8 @@ def test_a_key_in_a_key_group_its_place_does_not_own_is_refused_by_verify(snapsh
     owner = next(i for i, n in enumerate(first["entries"]) if n)  # the first non-empty group
     rewrite_first_entry_key_group(snapshot_dir, owner + 9)
     KeyedStateSnapshot.load(snapshot_dir)  # the metadata alone looks fine ...
-    with pytest.raises(SkewlabInputError, match=f"of key group {owner + 9} found where key group"):
-        KeyedStateSnapshot.load(snapshot_dir, verify=True)  # ... reading every entry does not
+    with pytest.raises(SkewlabInputError, match=f"key group {owner}: its .* bytes hash to"):
+        KeyedStateSnapshot.load(snapshot_dir, verify=True)  # ... its block's checksum does not
 
 
 def test_an_entry_count_that_disagrees_with_the_metadata_is_refused(snapshot_dir):
@@ -234,7 +248,8 @@ def test_the_first_entry_key_encoding_is_the_rocksdb_layout(tmp_path):
     handle = write_key_groups(tmp_path / "s", KeyGroupRange(0, 0), [(0, "k", b"v")])
     body = (tmp_path / "s").read_bytes()[len(FILE_MAGIC) :]
     raw = encode_key(0, "k")
-    assert body == struct.pack(">H", len(raw)) + raw + struct.pack(">I", 1) + b"v"
+    entry = struct.pack(">H", len(raw)) + raw + struct.pack(">I", 1) + b"v"
+    assert body == entry + BLOCK_CHECKSUM.pack(block_checksum(entry, 0))
     assert handle.entries == (1,)
 
 

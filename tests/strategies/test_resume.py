@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -163,7 +164,7 @@ def test_a_damaged_savepoint_is_refused_whole(views, spark, tmp_path):
     Savepoint.load(path)  # its metadata still looks whole ...
     with (
         no_new_spark_jobs(spark),
-        pytest.raises(SkewlabInputError, match="of key group 15 found where"),
+        pytest.raises(SkewlabInputError, match=r"subtask-1.kgs: key group \d+: its \d+ bytes hash"),
     ):
         resume_from_savepoint(views, Naive(backend="heap"), JOB, path, parallelism=3)
 
@@ -257,3 +258,97 @@ def test_a_savepoint_of_heap_state_restores_into_rocksdb(views, reference, tmp_p
     )
     assert result_digest({**first, **second}) == reference
     assert after.extra["recovery"]["restored_keys"] == savepoint.entries
+
+
+def test_a_reused_checkpoint_directory_never_restores_another_runs_checkpoint(
+    views, spark, tmp_path
+):
+    """One run id per run: the second run's first attempts start from nothing, not from the
+    first run's last checkpoints left in the same directory."""
+    from skewlab.engine.recovery import Recovery
+    from skewlab.strategies import run_strategy
+
+    recovery = Recovery(checkpoint_interval=200, checkpoint_dir=str(tmp_path))
+    job = replace(JOB, recovery=recovery)
+    first, _ = run_strategy(views, Naive(), job)
+    assert first.extra["recovery"]["checkpoints"] > 0  # it left checkpoints behind
+    other = generate_views(spark, ViewSpec(1_500, 200, 20, "uniform", seed=11))
+    second, _ = run_strategy(other, Naive(), job)  # the same Recovery, the same directory
+    assert second.extra["recovery"]["restored_from"] == []
+    assert second.records_in == 1_500
+    assert second.result_digest == result_digest(spark_reference_aggregate(other))
+
+
+WRITER_SCRIPT = """
+import sys, time
+from skewlab.engine.savepoint import begin_savepoint
+work = begin_savepoint(sys.argv[1])
+(work / "1-naive" / "keyed-value").mkdir(parents=True)
+(work / "1-naive" / "keyed-value" / "subtask-0.kgs").write_bytes(b"SKGS" + bytes(5000))
+print(work, flush=True)
+time.sleep(600)
+"""
+
+
+def start_writer(target) -> tuple[subprocess.Popen, str]:
+    """A process that begins a savepoint to ``target``, writes part of it and waits."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER_SCRIPT, str(target)], stdout=subprocess.PIPE, text=True
+    )
+    return proc, proc.stdout.readline().strip()
+
+
+def test_a_killed_savepoints_leftovers_are_removed_by_the_next_one(views, spark, tmp_path, capsys):
+    target = tmp_path / "sp"
+    proc, work = start_writer(target)
+    try:  # a savepoint still being written: another to the same target is refused
+        with no_new_spark_jobs(spark), pytest.raises(SkewlabInputError) as err:
+            stop_with_savepoint(views, Naive(), JOB, savepoint_at=500, path=target)
+        assert str(err.value) == (
+            f"savepoint target {target} is being written by process {proc.pid}, still running "
+            f"({Path(work).name}): wait for it to end or choose another path"
+        )
+    finally:
+        proc.kill()  # kill -9 in the middle of the savepoint
+        proc.wait()
+    assert Path(work).is_dir() and not target.exists()  # nothing published, leftovers remain
+    stop_with_savepoint(views, Naive(), JOB, savepoint_at=500, path=target)
+    assert not Path(work).exists()
+    assert (
+        f"skewlab: removed {work}, an interrupted savepoint to the same target (process "
+        f"{proc.pid}, gone); it was never published"
+    ) in capsys.readouterr().err.splitlines()
+    assert Savepoint.load(target, verify=True).source_position == 500
+    assert [p.name for p in tmp_path.iterdir()] == ["sp"]
+
+
+def test_a_resume_is_bound_to_its_input_parameters_and_source_position(views, spark, tmp_path):
+    """A savepoint resumed over other views, with other strategy parameters, or with an edited
+    source position is refused, naming what differs."""
+    from skewlab.state.metadata_file import write_metadata
+
+    path = tmp_path / "sp"
+    stop_with_savepoint(views, Salted(salt_buckets=2), JOB, savepoint_at=800, path=path)
+    other = generate_views(spark, ViewSpec(N_VIEWS, 300, 30, "zipf", 1.1, seed=6))
+    with pytest.raises(SkewlabInputError) as err:
+        resume_from_savepoint(other, Salted(salt_buckets=2), JOB, path, parallelism=3)
+    assert f"savepoint {path} was taken on other input: 800 records before source position" in (
+        str(err.value)
+    )
+    with no_new_spark_jobs(spark), pytest.raises(SkewlabInputError) as err:
+        resume_from_savepoint(views, Salted(salt_buckets=3), JOB, path, parallelism=3)
+    assert "salt_buckets 2 (savepoint) vs 3 (this job)" in str(err.value)
+    # the source position edited (and the metadata re-signed, as a careful forger would)
+    meta = json.loads((path / "_metadata").read_text())
+    meta["source_position"] = 700
+    write_metadata(path, meta)
+    with pytest.raises(SkewlabInputError, match="was taken on other input: 800 records before"):
+        resume_from_savepoint(views, Salted(salt_buckets=2), JOB, path, parallelism=3)
+    meta["source_position"] = 800
+    write_metadata(path, meta)
+    before = result_digest(spark_reference_aggregate(views))
+    _, first, _ = stop_with_savepoint(
+        views, Salted(salt_buckets=2), JOB, savepoint_at=800, path=tmp_path / "again"
+    )
+    _, second = resume_from_savepoint(views, Salted(salt_buckets=2), JOB, path, parallelism=3)
+    assert result_digest({**first, **second}) == before  # the untouched binding still resumes
