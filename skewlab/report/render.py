@@ -147,18 +147,25 @@ def render_report(
     result = ReportResult(size=size, index=out_dir / "index.html")
     started = time.perf_counter()
     bar = tqdm(nb_paths, desc="report", unit="notebook", disable=not progress)
-    with (
-        report_environment(),
-        SharedKernel(
-            kernel_name, cwd=nb_paths[0].parent, extra_arguments=KERNEL_ARGUMENTS
-        ) as kernel,
-    ):
-        for nb_path in bar:
-            bar.set_postfix_str(nb_path.stem)
-            params = notebook_parameters(nb_path, size)
-            result.notebooks.append(
-                render_notebook(nb_path, out_dir, params, kernel_name, kernel=kernel)
-            )
+    # the previous run's index goes at once: it would link this run's pages as if complete
+    write_index(result, total=len(nb_paths), state="rendering")
+    try:
+        with (
+            report_environment(),
+            SharedKernel(
+                kernel_name, cwd=nb_paths[0].parent, extra_arguments=KERNEL_ARGUMENTS
+            ) as kernel,
+        ):
+            for nb_path in bar:
+                bar.set_postfix_str(nb_path.stem)
+                params = notebook_parameters(nb_path, size)
+                result.notebooks.append(
+                    render_notebook(nb_path, out_dir, params, kernel_name, kernel=kernel)
+                )
+                write_index(result, total=len(nb_paths), state="rendering")
+    except BaseException:  # Ctrl-C or a crash: the index says how far this run got
+        write_index(result, total=len(nb_paths), state="interrupted")
+        raise
     result.seconds = time.perf_counter() - started
     write_index(result)
     return result
