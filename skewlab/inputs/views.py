@@ -241,9 +241,60 @@ def load_views(spark, path: str | Path):
         raise SkewlabInputError(
             f"no views at {str(path)!r} (generate them with 'skewlab generate')"
         )
-    df = spark.read.parquet(str(path))
+    check_parquet_files(path)
+    try:
+        df = spark.read.parquet(str(path))
+    except Exception as exc:  # Spark's AnalysisException: schema or footer not readable
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SkewlabInputError(
+            f"views at {str(path)!r} are not readable Parquet: {first}"
+        ) from exc
     check_views_schema(df)
     return df
+
+
+def _data_files(path: Path) -> list[Path]:
+    """The files Spark reads at ``path``: the file itself, or every file below the folder
+    except those under a name starting with ``_`` or ``.`` (Spark's hidden files)."""
+    if path.is_file():
+        return [path]
+    return sorted(
+        f
+        for f in path.rglob("*")
+        if f.is_file()
+        and not any(part.startswith(("_", ".")) for part in f.relative_to(path).parts)
+    )
+
+
+def check_parquet_files(path: str | Path) -> list[Path]:
+    """Raise :class:`SkewlabInputError` unless ``path`` holds Parquet data Spark can read: at
+    least one data file, and each begins and ends with Parquet's magic bytes ``PAR1``. Reads
+    eight bytes per file; no Spark work. Returns the data files.
+
+    Example::
+
+        >>> check_parquet_files("/tmp")  # doctest: +SKIP
+        SkewlabInputError: no Parquet files in '/tmp': a view set is a folder of Parquet files ...
+    """
+    path = Path(path)
+    files = _data_files(path)
+    if not files:
+        raise SkewlabInputError(
+            f"no Parquet files in {str(path)!r}: a view set is a folder of Parquet files "
+            "(write one with 'skewlab generate')"
+        )
+    for f in files:
+        with f.open("rb") as data:
+            head = data.read(4)
+            size = data.seek(0, 2)
+            data.seek(max(size - 4, 0))
+            tail = data.read(4)
+        if size < 12 or head != b"PAR1" or tail != b"PAR1":
+            raise SkewlabInputError(
+                f"{str(f)!r} is not a Parquet file (it does not begin and end with PAR1): a "
+                "view set is a folder of Parquet files only (files named _* or .* are ignored)"
+            )
+    return files
 
 
 def key_load(df, key: str = "tweet_id"):

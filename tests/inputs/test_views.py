@@ -128,3 +128,31 @@ def test_load_names_missing_and_mistyped_columns(spark, tmp_path):
         load_views(spark, tmp_path / "bad")
     with pytest.raises(SkewlabInputError, match="no views at"):
         load_views(spark, tmp_path / "nowhere")
+
+
+def test_a_folder_without_parquet_data_is_refused_in_one_line_before_spark_reads(spark, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "_SUCCESS").write_text("")  # Spark's hidden files are not data
+    with pytest.raises(SkewlabInputError, match=r"no Parquet files in .*empty"):
+        load_views(spark, empty)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "readme.txt").write_text("not views")
+    with pytest.raises(SkewlabInputError, match=r"readme.txt' is not a Parquet file"):
+        load_views(spark, notes)
+    cut = tmp_path / "cut"
+    generate_views(spark, ViewSpec(50, 5, 5)).coalesce(1).write.parquet(str(cut))
+    part = next(cut.glob("part-*"))
+    part.write_bytes(part.read_bytes()[:-3])  # a truncated copy: its footer's magic is gone
+    with pytest.raises(SkewlabInputError, match="is not a Parquet file"):
+        load_views(spark, cut)
+
+
+def test_the_cli_says_one_line_for_a_folder_that_is_not_a_view_set(tmp_path, capsys):
+    from skewlab.cli import main
+
+    (tmp_path / "readme.txt").write_text("not views")
+    assert main(["run", "naive", "--views", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "is not a Parquet file" in err, err
