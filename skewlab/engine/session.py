@@ -188,6 +188,33 @@ DRIVER_MEMORY = "4g"
 DRIVER_MEMORY_ENV = "SKEWLAB_DRIVER_MEMORY"
 
 
+_MEMORY = re.compile(r"[1-9][0-9]*([kmgtp]b?|b)?", re.IGNORECASE)
+
+
+def driver_memory(value: str | None = None) -> str:
+    """The driver JVM's heap: ``value`` (default ``$SKEWLAB_DRIVER_MEMORY``, else
+    :data:`DRIVER_MEMORY`), checked as Spark reads a memory size before a JVM starts.
+
+    Example::
+
+        >>> driver_memory("2g")
+        '2g'
+        >>> driver_memory("lots")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: SKEWLAB_DRIVER_MEMORY: 'lots' is not a memory size: ...
+    """
+    if value is None:
+        value = os.environ.get(DRIVER_MEMORY_ENV) or DRIVER_MEMORY
+    value = value.strip()
+    if not _MEMORY.fullmatch(value):
+        raise SkewlabInputError(
+            f"{DRIVER_MEMORY_ENV}: {value!r} is not a memory size: use a whole number with a "
+            "unit k, m, g or t (e.g. 2g, 4096m)"
+        )
+    return value
+
+
 @functools.cache
 def _socket_dir() -> str:
     """This process's folder for Spark's socket files, removed when the process exits.
@@ -248,7 +275,7 @@ def get_spark(
             .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
             # the driver JVM's heap (read once, at its start): Spark's 1g default cannot hold
             # the task results of a full-profile collect (200,000 tweets' registers)
-            .config("spark.driver.memory", os.environ.get(DRIVER_MEMORY_ENV, DRIVER_MEMORY))
+            .config("spark.driver.memory", driver_memory())
         )
         if on_this_machine:
             # Python workers (and a transformWithState worker's state server) talk over Unix
