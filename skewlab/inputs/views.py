@@ -250,7 +250,48 @@ def load_views(spark, path: str | Path):
             f"views at {str(path)!r} are not readable Parquet: {first}"
         ) from exc
     check_views_schema(df)
+    check_view_keys(df)
     return df
+
+
+#: the longest key state can hold: a key's bytes are stored after a 2-byte length
+MAX_KEY_BYTES = 65_535
+
+
+def check_view_keys(df, key: str = "tweet_id") -> None:
+    """Raise :class:`SkewlabInputError` if any ``key`` is longer than :data:`MAX_KEY_BYTES`
+    bytes in UTF-8 or is not valid UTF-8 (a lone surrogate, a stray byte): such a key would
+    fail inside a Spark task after the work is done. One Spark job over the column; views
+    from :func:`generate_views` need no check, :func:`load_views` runs it on the files it reads.
+
+    Example::
+
+        >>> check_view_keys(spark.createDataFrame([("x" * 70_000,)], "tweet_id string"))  # doctest: +SKIP
+        SkewlabInputError: views: 1 tweet_id longer than 65,535 bytes (the longest 70,000) ...
+    """  # noqa: E501
+    from pyspark.sql import functions as F
+
+    length = F.octet_length(F.col(key))
+    valid = F.expr(f"is_valid_utf8(`{key}`)")
+    row = df.agg(
+        F.sum(F.when(length > MAX_KEY_BYTES, 1).otherwise(0)).alias("too_long"),
+        F.max(length).alias("longest"),
+        F.sum(F.when(~valid, 1).otherwise(0)).alias("invalid"),
+        F.first(F.when(~valid, F.hex(F.col(key))), ignorenulls=True).alias("example"),
+    ).first()
+    problems = []
+    if row["too_long"]:
+        problems.append(
+            f"{row['too_long']:,} {key} longer than {MAX_KEY_BYTES:,} bytes (the longest "
+            f"{row['longest']:,}): state stores a key's bytes after a 2-byte length"
+        )
+    if row["invalid"]:
+        problems.append(
+            f"{row['invalid']:,} {key} not valid UTF-8 (e.g. bytes {row['example'][:32]}): "
+            "keys must be text"
+        )
+    if problems:
+        raise SkewlabInputError("views: " + "; ".join(problems))
 
 
 def _data_files(path: Path) -> list[Path]:

@@ -285,3 +285,21 @@ def test_a_bad_driver_memory_is_refused_in_one_line(monkeypatch, capsys):
         "skewlab run: error: SKEWLAB_DRIVER_MEMORY: 'lots' is not a memory size: use a whole "
         "number with a unit k, m, g or t (e.g. 2g, 4096m)"
     )
+
+
+def test_a_python_workers_failure_is_named_by_its_own_exception_line(spark):
+    """A real Python worker's failure: the one line is the worker's exception, not Spark's
+    'An exception was thrown from the Python worker:'."""
+    from pyspark.sql import functions as F
+
+    from skewlab.cli import failure_line
+
+    @F.udf("long")
+    def boom(x):
+        raise ValueError(f"no value for {x}")
+
+    with pytest.raises(Exception) as info:
+        spark.range(3).select(boom("id")).collect()
+    line = failure_line(info.value)
+    assert "\n" not in line
+    assert line.startswith("PythonException: ValueError: no value for "), line
