@@ -325,6 +325,25 @@ def spark_start_seconds() -> float:
     return _START_SECONDS[0]
 
 
+def _first_error_line(log: Path | str, start: int = 0) -> str:
+    """The first line the JVM or spark-submit wrote after byte ``start`` of ``log`` that says
+    what went wrong (``Error: ...``, ``Unrecognized VM option ...``, ``Invalid ...``), or ``""``.
+    """
+    try:
+        with open(log, "rb") as f:
+            f.seek(start)
+            text = f.read(1 << 20).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    for line in text.splitlines():
+        line = line.strip()
+        if re.match(r"(Error|Exception|Unrecognized|Invalid|Could not)\b", line) or re.match(
+            r"[\w.$]+(Error|Exception): ", line
+        ):
+            return line[:300]
+    return ""
+
+
 def _get_or_create_quietly(builder):
     """``getOrCreate`` with the new driver JVM's stderr sent to :func:`jvm_log_path`.
 
@@ -341,11 +360,16 @@ def _get_or_create_quietly(builder):
     began = time.perf_counter()
     try:
         with open(log, "ab") as target:
+            start = target.tell()
             os.dup2(target.fileno(), 2)
             try:
                 return builder.getOrCreate()
             except Exception as exc:
-                raise RuntimeError(f"Spark did not start; the JVM's output is in {log}") from exc
+                said = _first_error_line(log, start)
+                raise RuntimeError(
+                    f"Spark did not start{': ' + said if said else ''} (the JVM's output is in "
+                    f"{log})"
+                ) from exc
     finally:
         _START_SECONDS[0] += time.perf_counter() - began
         os.dup2(saved, 2)
