@@ -25,7 +25,7 @@ from skewlab.report.notebook import (
     render_notebook,
 )
 from skewlab.report.timing import format_timings
-from skewlab.validation import check_choice
+from skewlab.validation import check_choice, check_output_dir
 
 __all__ = ["ReportResult", "notebook_paths", "render_report", "select_notebooks"]
 
@@ -135,8 +135,7 @@ def render_report(
 
     check_choice("report size (--size)", size, SIZES)
     out_dir = Path(out) if out is not None else paths.reports_dir()
-    if out_dir.exists() and not out_dir.is_dir():
-        raise SkewlabInputError(f"output path {str(out_dir)!r} exists and is a file")
+    check_output_dir("output path", out_dir)
     nb_paths = notebook_paths() if notebooks is None else [Path(p) for p in notebooks]
     if not nb_paths:
         raise SkewlabInputError(f"no notebooks found in {paths.notebooks_dir()}")

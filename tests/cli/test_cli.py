@@ -303,3 +303,17 @@ def test_a_python_workers_failure_is_named_by_its_own_exception_line(spark):
     line = failure_line(info.value)
     assert "\n" not in line
     assert line.startswith("PythonException: ValueError: no value for "), line
+
+
+def test_a_savepoint_path_under_a_file_is_refused_before_any_job(tmp_path, capsys):
+    """It used to fail with FileExistsError after the first job had run."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("a user's file")
+    argv = ["run", "naive", "--views", "200", "--savepoint-at", "100", "--resume-parallelism",
+            "2", "--savepoint", str(a_file / "sp")]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"skewlab run: error: savepoint (--savepoint) '{a_file / 'sp'}' cannot be made: "
+        f"'{a_file}' is a file"
+    )
+    assert a_file.read_text() == "a user's file"
