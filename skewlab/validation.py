@@ -27,7 +27,7 @@ from typing import Any
 
 from skewlab.errors import SkewlabInputError
 
-__all__ = ["check_choice", "check_number", "check_output_dir", "check_whole", "is_whole"]
+__all__ = ["check_choice", "check_number", "check_whole", "check_writable_dir", "is_whole"]
 
 
 def is_whole(value: object) -> bool:
@@ -129,7 +129,7 @@ def _bounds(minimum: float | None, maximum: float | None) -> str:
     return ""
 
 
-def check_output_dir(name: str, path: str | Path) -> Path:
+def check_writable_dir(name: str, path: str | Path) -> Path:
     """``path`` as a :class:`~pathlib.Path` if a directory can be made or written there: it is
     not a file, no folder above it is a file, and the nearest one that exists is writable.
     Touches nothing.
@@ -138,7 +138,7 @@ def check_output_dir(name: str, path: str | Path) -> Path:
 
         >>> import tempfile
         >>> a_file = Path(tempfile.mkstemp()[1])
-        >>> check_output_dir("savepoint (--savepoint)", a_file / "sp")  # doctest: +ELLIPSIS
+        >>> check_writable_dir("savepoint (--savepoint)", a_file / "sp")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         skewlab.errors.SkewlabInputError: savepoint (--savepoint) '.../sp' cannot be made: '...' is a file

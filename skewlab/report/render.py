@@ -25,7 +25,7 @@ from skewlab.report.notebook import (
     render_notebook,
 )
 from skewlab.report.timing import format_timings
-from skewlab.validation import check_choice, check_output_dir
+from skewlab.validation import check_choice, check_writable_dir
 
 __all__ = ["ReportResult", "notebook_paths", "render_report", "select_notebooks"]
 
@@ -135,7 +135,7 @@ def render_report(
 
     check_choice("report size (--size)", size, SIZES)
     out_dir = Path(out) if out is not None else paths.reports_dir()
-    check_output_dir("output path", out_dir)
+    check_writable_dir("output path", out_dir)
     nb_paths = notebook_paths() if notebooks is None else [Path(p) for p in notebooks]
     if not nb_paths:
         raise SkewlabInputError(f"no notebooks found in {paths.notebooks_dir()}")
