@@ -318,6 +318,11 @@ def check_parquet_files(path: str | Path) -> list[Path]:
         SkewlabInputError: no Parquet files in '/tmp': a view set is a folder of Parquet files ...
     """
     path = Path(path)
+    if (path / "_temporary").is_dir():  # Spark's committer moves parts out of it at job end
+        raise SkewlabInputError(
+            f"{str(path)!r} holds an unfinished write (its _temporary folder): the job that "
+            "wrote it was stopped before it committed; write the view set again"
+        )
     files = _data_files(path)
     if not files:
         raise SkewlabInputError(

@@ -142,6 +142,10 @@ def test_a_folder_without_parquet_data_is_refused_in_one_line_before_spark_reads
     (notes / "readme.txt").write_text("not views")
     with pytest.raises(SkewlabInputError, match=r"readme.txt' is not a Parquet file"):
         load_views(spark, notes)
+    stopped = tmp_path / "stopped"  # what a write killed before its job committed leaves
+    (stopped / "_temporary" / "0").mkdir(parents=True)
+    with pytest.raises(SkewlabInputError, match="holds an unfinished write"):
+        load_views(spark, stopped)
     cut = tmp_path / "cut"
     generate_views(spark, ViewSpec(50, 5, 5)).coalesce(1).write.parquet(str(cut))
     part = next(cut.glob("part-*"))
