@@ -1,4 +1,5 @@
-"""The checks every parameter goes through, in one place: whole numbers, numbers, choices.
+"""The checks every parameter goes through, in one place: whole numbers, numbers, choices,
+output directories.
 
 Each check raises :class:`~skewlab.errors.SkewlabInputError` with one line that says what was
 wrong and what is allowed, and returns the value (as the plain Python type) when it is fine.
@@ -19,12 +20,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from skewlab.errors import SkewlabInputError
 
-__all__ = ["check_choice", "check_number", "check_whole", "is_whole"]
+__all__ = ["check_choice", "check_number", "check_whole", "check_writable_dir", "is_whole"]
 
 
 def is_whole(value: object) -> bool:
@@ -124,3 +127,35 @@ def _bounds(minimum: float | None, maximum: float | None) -> str:
     if maximum is not None:
         return f" <= {maximum:g}"
     return ""
+
+
+def check_writable_dir(name: str, path: str | Path) -> Path:
+    """``path`` as a :class:`~pathlib.Path` if a directory can be made or written there: it is
+    not a file, no folder above it is a file, and the nearest one that exists is writable.
+    Touches nothing.
+
+    Example::
+
+        >>> import tempfile
+        >>> a_file = Path(tempfile.mkstemp()[1])
+        >>> check_writable_dir("savepoint (--savepoint)", a_file / "sp")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: savepoint (--savepoint) '.../sp' cannot be made: '...' is a file
+        >>> a_file.unlink()
+    """  # noqa: E501
+    path = Path(path)
+    if path.is_file():
+        raise SkewlabInputError(f"{name} {str(path)!r} exists and is a file")
+    for folder in [path, *path.parents]:
+        if folder.is_dir():
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise SkewlabInputError(
+                    f"{name} {str(path)!r} cannot be written: {str(folder)!r} is not writable"
+                )
+            return path
+        if folder.exists() or folder.is_symlink():  # a file, a dangling link, a device
+            raise SkewlabInputError(
+                f"{name} {str(path)!r} cannot be made: {str(folder)!r} is a file"
+            )
+    return path

@@ -60,6 +60,7 @@ def test_every_notebook_executes_and_renders_self_contained_html(tiny_report):
 
 def test_index_links_every_notebook_with_a_summary(tiny_report):
     index = tiny_report.index.read_text(encoding="utf-8")
+    assert 'data-state="complete"' in index and "Incomplete" not in index
     for nb in tiny_report.notebooks:
         assert f'href="{nb.name}.html"' in index
         assert nb.summary and nb.summary in index.replace("&#x27;", "'")
@@ -172,3 +173,46 @@ def test_notebooks_are_picked_by_number_or_name_in_the_labs_order(capsys):
         select_notebooks(["3x"])
     assert main(["report", "--notebooks", "03,99", "--size", "tiny"]) == 2
     assert "no notebook '99'" in capsys.readouterr().err
+
+
+_INTERRUPTED_RENDER = """
+import sys
+from skewlab.report import render_report
+
+render_report("tiny", out=sys.argv[1], notebooks=sys.argv[2:], progress=False)
+"""
+
+
+def test_a_report_stopped_with_ctrl_c_leaves_an_index_that_says_so(tmp_path):
+    """A real SIGINT to a real ``render_report`` in the middle of its second notebook: the
+    previous run's index is gone and this run's says how far it got."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    first = _notebook(tmp_path / "a_first.ipynb", "1 + 1")
+    slow = _notebook(tmp_path / "b_slow.ipynb", "import time\ntime.sleep(600)")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "index.html").write_text('<p id="status" data-state="complete">old run</p>')
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _INTERRUPTED_RENDER, str(out), str(first), str(slow)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 240
+    while not (out / "a_first.html").exists() and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stdout.read()
+        time.sleep(0.2)
+    time.sleep(2)  # the second notebook's cell is running
+    proc.send_signal(signal.SIGINT)
+    output = proc.communicate(timeout=120)[0]
+    assert proc.returncode != 0, output
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "old run" not in index
+    assert 'data-state="interrupted"' in index
+    assert "interrupted after 1 of 2 notebooks" in index
+    assert 'href="a_first.html"' in index and "b_slow" not in index
+    assert not list(out.glob("*.partial"))

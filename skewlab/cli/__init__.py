@@ -8,12 +8,17 @@ Example::
 
     $ skewlab generate --views 100000 --users 25000 --tweets 20 --seed 1
     $ skewlab report --size quick
+    $ skewlab --debug run naive --views 1000   # a failure shows its traceback
+
+An input error is one line and exit status 2, before any work; a failure during the work (a
+Spark job, a full disk) is one line and exit status 1, its traceback only with ``--debug``.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
@@ -50,7 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
             "  skewlab generate --views 100000 --users 25000 --tweets 20 --seed 1\n"
             "  skewlab report --size quick\n"
             "  skewlab lab\n"
+            "  skewlab --debug run naive --views 1000   (a failure shows its traceback)\n"
         ),
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="on a failure, show its whole traceback instead of one line",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
@@ -75,7 +86,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"skewlab {args.command}: failed: {failure_line(exc)}", file=sys.stderr)
+        return 1
     return int(status or 0)
+
+
+_PYTHON_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|error)(: .*)?$")
+
+
+def failure_line(exc: BaseException, limit: int = 400) -> str:
+    """One line for a failure: its type, the line of its message that names what failed (a
+    Spark error's message is pages long: the last exception of a Python worker's traceback, else
+    its first cause with an error class such as ``[FAILED_READ_FILE.NO_HINT]``, else its deepest
+    cause, else its first line), and where the traceback is.
+
+    Example::
+
+        >>> failure_line(RuntimeError("Spark did not start\\n  at ..."))
+        'RuntimeError: Spark did not start (skewlab --debug ... shows the traceback)'
+    """
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    # a Python worker's failure carries its traceback: its last exception line says what failed
+    raised = [line for line in lines if _PYTHON_EXCEPTION.match(line)]
+    causes = [line.removeprefix("Caused by: ") for line in lines if line.startswith("Caused by: ")]
+    with_class = [cause for cause in causes if re.search(r"\[[A-Z_.]+\]", cause)]
+    first = (raised[-1:] or with_class or causes[-1:] or lines or ["(no message)"])[0]
+    if len(first) > limit:
+        first = first[: limit - 3] + "..."
+    return f"{type(exc).__name__}: {first} (skewlab --debug ... shows the traceback)"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -123,6 +123,10 @@ def recovery_requested(args: argparse.Namespace) -> bool:
         raise SkewlabInputError("--checkpoint-interval needs --fail-at (a failure to recover)")
     if savepoint and failure:
         raise SkewlabInputError("give either --savepoint-at or --fail-at, not both")
+    if args.savepoint is not None:
+        from skewlab.validation import check_writable_dir
+
+        check_writable_dir("savepoint (--savepoint)", args.savepoint)
     if savepoint and (args.max_parallelism is not None or args.parallelism is not None):
         from skewlab.state.key_groups import compute_default_max_parallelism
         from skewlab.state.restore import check_new_parallelism

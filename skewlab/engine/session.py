@@ -188,6 +188,33 @@ DRIVER_MEMORY = "4g"
 DRIVER_MEMORY_ENV = "SKEWLAB_DRIVER_MEMORY"
 
 
+_MEMORY = re.compile(r"[1-9][0-9]*([kmgtp]b?|b)?", re.IGNORECASE)
+
+
+def driver_memory(value: str | None = None) -> str:
+    """The driver JVM's heap: ``value`` (default ``$SKEWLAB_DRIVER_MEMORY``, else
+    :data:`DRIVER_MEMORY`), checked as Spark reads a memory size before a JVM starts.
+
+    Example::
+
+        >>> driver_memory("2g")
+        '2g'
+        >>> driver_memory("lots")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: SKEWLAB_DRIVER_MEMORY: 'lots' is not a memory size: ...
+    """
+    if value is None:
+        value = os.environ.get(DRIVER_MEMORY_ENV) or DRIVER_MEMORY
+    value = value.strip()
+    if not _MEMORY.fullmatch(value):
+        raise SkewlabInputError(
+            f"{DRIVER_MEMORY_ENV}: {value!r} is not a memory size: use a whole number with a "
+            "unit k, m, g or t (e.g. 2g, 4096m)"
+        )
+    return value
+
+
 @functools.cache
 def _socket_dir() -> str:
     """This process's folder for Spark's socket files, removed when the process exits.
@@ -248,7 +275,7 @@ def get_spark(
             .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
             # the driver JVM's heap (read once, at its start): Spark's 1g default cannot hold
             # the task results of a full-profile collect (200,000 tweets' registers)
-            .config("spark.driver.memory", os.environ.get(DRIVER_MEMORY_ENV, DRIVER_MEMORY))
+            .config("spark.driver.memory", driver_memory())
         )
         if on_this_machine:
             # Python workers (and a transformWithState worker's state server) talk over Unix
@@ -298,6 +325,25 @@ def spark_start_seconds() -> float:
     return _START_SECONDS[0]
 
 
+def _first_error_line(log: Path | str, start: int = 0) -> str:
+    """The first line the JVM or spark-submit wrote after byte ``start`` of ``log`` that says
+    what went wrong (``Error: ...``, ``Unrecognized VM option ...``, ``Invalid ...``), or ``""``.
+    """
+    try:
+        with open(log, "rb") as f:
+            f.seek(start)
+            text = f.read(1 << 20).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    for line in text.splitlines():
+        line = line.strip()
+        if re.match(r"(Error|Exception|Unrecognized|Invalid|Could not)\b", line) or re.match(
+            r"[\w.$]+(Error|Exception): ", line
+        ):
+            return line[:300]
+    return ""
+
+
 def _get_or_create_quietly(builder):
     """``getOrCreate`` with the new driver JVM's stderr sent to :func:`jvm_log_path`.
 
@@ -314,11 +360,16 @@ def _get_or_create_quietly(builder):
     began = time.perf_counter()
     try:
         with open(log, "ab") as target:
+            start = target.tell()
             os.dup2(target.fileno(), 2)
             try:
                 return builder.getOrCreate()
             except Exception as exc:
-                raise RuntimeError(f"Spark did not start; the JVM's output is in {log}") from exc
+                said = _first_error_line(log, start)
+                raise RuntimeError(
+                    f"Spark did not start{': ' + said if said else ''} (the JVM's output is in "
+                    f"{log})"
+                ) from exc
     finally:
         _START_SECONDS[0] += time.perf_counter() - began
         os.dup2(saved, 2)

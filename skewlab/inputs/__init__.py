@@ -18,6 +18,7 @@ from __future__ import annotations
 from skewlab.inputs.lifecycle import lifecycle_events
 from skewlab.inputs.views import (
     ViewSpec,
+    check_view_keys,
     check_views_schema,
     generate_views,
     key_load,
@@ -29,6 +30,7 @@ from skewlab.inputs.wordcount import flip325_input, flip325_key, wordcount_input
 
 __all__ = [
     "ViewSpec",
+    "check_view_keys",
     "check_views_schema",
     "flip325_input",
     "flip325_key",

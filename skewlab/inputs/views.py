@@ -36,7 +36,7 @@ import pandas as pd
 
 from skewlab import paths
 from skewlab.errors import SkewlabInputError
-from skewlab.validation import check_choice, check_number, check_whole
+from skewlab.validation import check_choice, check_number, check_whole, check_writable_dir
 
 DISTRIBUTIONS = ("uniform", "zipf")
 PARAMS_FILE = "_skewlab_views.json"
@@ -200,9 +200,7 @@ def check_output_dir(out: str | Path, *, overwrite: bool = False) -> Path:
         >>> check_output_dir(Path.home())  # doctest: +SKIP
         SkewlabInputError: output directory '/root' is not empty and is not a view set ...
     """
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise SkewlabInputError(f"output path {str(out)!r} exists and is a file, not a directory")
+    out = check_writable_dir("output path", out)  # not a file, nor under one
     names = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
     if not names:
         return out
@@ -280,9 +278,106 @@ def load_views(spark, path: str | Path):
         raise SkewlabInputError(
             f"no views at {str(path)!r} (generate them with 'skewlab generate')"
         )
-    df = spark.read.parquet(str(path))
+    check_parquet_files(path)
+    try:
+        df = spark.read.parquet(str(path))
+    except Exception as exc:  # Spark's AnalysisException: schema or footer not readable
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SkewlabInputError(
+            f"views at {str(path)!r} are not readable Parquet: {first}"
+        ) from exc
     check_views_schema(df)
+    check_view_keys(df)
     return df
+
+
+#: the longest key state can hold: a key's bytes are stored after a 2-byte length
+MAX_KEY_BYTES = 65_535
+
+
+def check_view_keys(df, key: str = "tweet_id") -> None:
+    """Raise :class:`SkewlabInputError` if any ``key`` is longer than :data:`MAX_KEY_BYTES`
+    bytes in UTF-8 or is not valid UTF-8 (a lone surrogate, a stray byte): such a key would
+    fail inside a Spark task after the work is done. One Spark job over the column; views
+    from :func:`generate_views` need no check, :func:`load_views` runs it on the files it reads.
+
+    Example::
+
+        >>> check_view_keys(spark.createDataFrame([("x" * 70_000,)], "tweet_id string"))  # doctest: +SKIP
+        SkewlabInputError: views: 1 tweet_id longer than 65,535 bytes (the longest 70,000) ...
+    """  # noqa: E501
+    from pyspark.sql import functions as F
+
+    length = F.octet_length(F.col(key))
+    valid = F.expr(f"is_valid_utf8(`{key}`)")
+    row = df.agg(
+        F.sum(F.when(length > MAX_KEY_BYTES, 1).otherwise(0)).alias("too_long"),
+        F.max(length).alias("longest"),
+        F.sum(F.when(~valid, 1).otherwise(0)).alias("invalid"),
+        F.first(F.when(~valid, F.hex(F.col(key))), ignorenulls=True).alias("example"),
+    ).first()
+    problems = []
+    if row["too_long"]:
+        problems.append(
+            f"{row['too_long']:,} {key} longer than {MAX_KEY_BYTES:,} bytes (the longest "
+            f"{row['longest']:,}): state stores a key's bytes after a 2-byte length"
+        )
+    if row["invalid"]:
+        problems.append(
+            f"{row['invalid']:,} {key} not valid UTF-8 (e.g. bytes {row['example'][:32]}): "
+            "keys must be text"
+        )
+    if problems:
+        raise SkewlabInputError("views: " + "; ".join(problems))
+
+
+def _data_files(path: Path) -> list[Path]:
+    """The files Spark reads at ``path``: the file itself, or every file below the folder
+    except those under a name starting with ``_`` or ``.`` (Spark's hidden files)."""
+    if path.is_file():
+        return [path]
+    return sorted(
+        f
+        for f in path.rglob("*")
+        if f.is_file()
+        and not any(part.startswith(("_", ".")) for part in f.relative_to(path).parts)
+    )
+
+
+def check_parquet_files(path: str | Path) -> list[Path]:
+    """Raise :class:`SkewlabInputError` unless ``path`` holds Parquet data Spark can read: at
+    least one data file, and each begins and ends with Parquet's magic bytes ``PAR1``. Reads
+    eight bytes per file; no Spark work. Returns the data files.
+
+    Example::
+
+        >>> check_parquet_files("/tmp")  # doctest: +SKIP
+        SkewlabInputError: no Parquet files in '/tmp': a view set is a folder of Parquet files ...
+    """
+    path = Path(path)
+    if (path / "_temporary").is_dir():  # Spark's committer moves parts out of it at job end
+        raise SkewlabInputError(
+            f"{str(path)!r} holds an unfinished write (its _temporary folder): the job that "
+            "wrote it was stopped before it committed; write the view set again"
+        )
+    files = _data_files(path)
+    if not files:
+        raise SkewlabInputError(
+            f"no Parquet files in {str(path)!r}: a view set is a folder of Parquet files "
+            "(write one with 'skewlab generate')"
+        )
+    for f in files:
+        with f.open("rb") as data:
+            head = data.read(4)
+            size = data.seek(0, 2)
+            data.seek(max(size - 4, 0))
+            tail = data.read(4)
+        if size < 12 or head != b"PAR1" or tail != b"PAR1":
+            raise SkewlabInputError(
+                f"{str(f)!r} is not a Parquet file (it does not begin and end with PAR1): a "
+                "view set is a folder of Parquet files only (files named _* or .* are ignored)"
+            )
+    return files
 
 
 def key_load(df, key: str = "tweet_id"):

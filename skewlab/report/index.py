@@ -1,16 +1,50 @@
-"""The report's ``index.html``: one line per notebook, linking its page, failures marked."""
+"""The report's ``index.html``: one line per notebook, linking its page, failures marked.
+
+The index is rewritten after every notebook and says whether the report is complete: a run in
+progress or interrupted (Ctrl-C, a crash) never leaves an index that looks complete, nor the
+previous run's index beside this run's pages.
+"""
 
 from __future__ import annotations
 
 import html
+import os
 from pathlib import Path
 
 __all__ = ["write_index"]
 
 
-def write_index(result) -> Path:
+def write_index(result, *, total: int | None = None, state: str = "complete") -> Path:
     """Write ``result.index`` (a :class:`~skewlab.report.render.ReportResult`): one line per
-    notebook with its title, summary and seconds, failures marked."""
+    notebook with its title, summary and seconds, failures marked, under a line that says
+    whether the report is ``complete``, ``rendering`` (``len(result.notebooks)`` of ``total``
+    done) or ``interrupted``. The file is replaced whole (written beside it, then renamed).
+
+    Example::
+
+        >>> write_index(result, total=9, state="rendering")  # doctest: +SKIP
+        PosixPath('reports/index.html')
+    """
+    if state not in ("complete", "rendering", "interrupted"):
+        raise ValueError(f"index state {state!r}: use complete, rendering or interrupted")
+    done = len(result.notebooks)
+    total = done if total is None else total
+    if state == "complete":
+        headline = (
+            f"Size <code>{html.escape(result.size)}</code>, rendered in {result.seconds:.0f} s.\n"
+            "Every chart was measured on Apache Spark when this report was made."
+        )
+    elif state == "rendering":
+        headline = (
+            f'<span class="fail">Incomplete: rendering, {done} of {total} notebooks done</span> '
+            f"(size <code>{html.escape(result.size)}</code>); this page is rewritten after each."
+        )
+    else:
+        headline = (
+            f'<span class="fail">Incomplete: interrupted after {done} of {total} notebooks'
+            f"</span> (size <code>{html.escape(result.size)}</code>); the notebooks not listed "
+            "were not rendered by this run. Run <code>skewlab report</code> again."
+        )
     rows = []
     for nb in result.notebooks:
         status = (
@@ -32,12 +66,13 @@ li {{ margin: .6rem 0; }} .ok {{ color: #666; font-size: .9em; }}
 </style></head>
 <body>
 <h1>skewlab &mdash; hot keys in stateful stream aggregation</h1>
-<p>Size <code>{html.escape(result.size)}</code>, rendered in {result.seconds:.0f} s.
-Every chart was measured on Apache Spark when this report was made.</p>
+<p id="status" data-state="{state}">{headline}</p>
 <ol>
 {chr(10).join(rows)}
 </ol>
 </body></html>
 """
-    result.index.write_text(page, encoding="utf-8")
+    partial = result.index.with_name(result.index.name + ".partial")
+    partial.write_text(page, encoding="utf-8")
+    os.replace(partial, result.index)
     return result.index

@@ -25,7 +25,7 @@ from skewlab.report.notebook import (
     render_notebook,
 )
 from skewlab.report.timing import format_timings
-from skewlab.validation import check_choice
+from skewlab.validation import check_choice, check_writable_dir
 
 __all__ = ["ReportResult", "notebook_paths", "render_report", "select_notebooks"]
 
@@ -135,8 +135,7 @@ def render_report(
 
     check_choice("report size (--size)", size, SIZES)
     out_dir = Path(out) if out is not None else paths.reports_dir()
-    if out_dir.exists() and not out_dir.is_dir():
-        raise SkewlabInputError(f"output path {str(out_dir)!r} exists and is a file")
+    check_writable_dir("output path", out_dir)
     nb_paths = notebook_paths() if notebooks is None else [Path(p) for p in notebooks]
     if not nb_paths:
         raise SkewlabInputError(f"no notebooks found in {paths.notebooks_dir()}")
@@ -147,18 +146,25 @@ def render_report(
     result = ReportResult(size=size, index=out_dir / "index.html")
     started = time.perf_counter()
     bar = tqdm(nb_paths, desc="report", unit="notebook", disable=not progress)
-    with (
-        report_environment(),
-        SharedKernel(
-            kernel_name, cwd=nb_paths[0].parent, extra_arguments=KERNEL_ARGUMENTS
-        ) as kernel,
-    ):
-        for nb_path in bar:
-            bar.set_postfix_str(nb_path.stem)
-            params = notebook_parameters(nb_path, size)
-            result.notebooks.append(
-                render_notebook(nb_path, out_dir, params, kernel_name, kernel=kernel)
-            )
+    # the previous run's index goes at once: it would link this run's pages as if complete
+    write_index(result, total=len(nb_paths), state="rendering")
+    try:
+        with (
+            report_environment(),
+            SharedKernel(
+                kernel_name, cwd=nb_paths[0].parent, extra_arguments=KERNEL_ARGUMENTS
+            ) as kernel,
+        ):
+            for nb_path in bar:
+                bar.set_postfix_str(nb_path.stem)
+                params = notebook_parameters(nb_path, size)
+                result.notebooks.append(
+                    render_notebook(nb_path, out_dir, params, kernel_name, kernel=kernel)
+                )
+                write_index(result, total=len(nb_paths), state="rendering")
+    except BaseException:  # Ctrl-C or a crash: the index says how far this run got
+        write_index(result, total=len(nb_paths), state="interrupted")
+        raise
     result.seconds = time.perf_counter() - started
     write_index(result)
     return result

@@ -403,6 +403,12 @@ def run_with_failure(
             "injected failure would end the job: use a master that retries, e.g. local[2,4] "
             "(local[N,maxFailures]) or local-cluster[2,1,1024]"
         )
+    records = views.count()
+    if fail_at >= records:  # no subtask would ever read it: the run would pass untested
+        raise SkewlabInputError(
+            f"fail_at (--fail-at) {fail_at:,} is past the input: its source records are "
+            f"0 to {records - 1:,}, so no failure would be injected"
+        )
     job = _resolved(job, spark)
     scratch = tempfile.mkdtemp(prefix="skewlab-checkpoints-")
     try:

@@ -289,3 +289,67 @@ def test_run_help_lists_each_strategy_with_its_own_options(capsys):
     for strategy, cls in STRATEGIES.items():
         assert f"{strategy} {' '.join(strategy_options(cls))}" in out
     assert "savepoints and failures (naive, salted, buffered, cached, sorted):" in out
+
+
+def test_a_failure_during_the_job_is_one_line_and_exit_1_its_traceback_with_debug(
+    spark, tmp_path, capsys
+):
+    """A view set whose Parquet part is damaged inside (its magic bytes intact, so it passes
+    the up-front check): Spark's read fails in a task; the CLI names what failed in one line."""
+    from skewlab.inputs.views import ViewSpec, generate_views
+
+    views = tmp_path / "views"
+    generate_views(spark, ViewSpec(500, 20, 5)).coalesce(1).write.parquet(str(views))
+    part = next(views.glob("part-*"))
+    data = bytearray(part.read_bytes())
+    data[4:68] = b"\xff" * 64
+    part.write_bytes(bytes(data))
+    assert main(["run", "naive", "--views", str(views)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0, err
+    assert err.startswith("skewlab run: failed: ") and "FAILED_READ_FILE" in err, err
+    assert "--debug" in err
+    with pytest.raises(Exception, match="o[0-9]+"):  # the Py4J error itself, whole
+        main(["--debug", "run", "naive", "--views", str(views)])
+
+
+def test_a_bad_driver_memory_is_refused_in_one_line(monkeypatch, capsys):
+    monkeypatch.setenv("SKEWLAB_DRIVER_MEMORY", "lots")
+    assert main(["run", "naive", "--views", "100"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "skewlab run: error: SKEWLAB_DRIVER_MEMORY: 'lots' is not a memory size: use a whole "
+        "number with a unit k, m, g or t (e.g. 2g, 4096m)"
+    )
+
+
+def test_a_python_workers_failure_is_named_by_its_own_exception_line(spark):
+    """A real Python worker's failure: the one line is the worker's exception, not Spark's
+    'An exception was thrown from the Python worker:'."""
+    from pyspark.sql import functions as F
+
+    from skewlab.cli import failure_line
+
+    @F.udf("long")
+    def boom(x):
+        raise ValueError(f"no value for {x}")
+
+    with pytest.raises(Exception) as info:
+        spark.range(3).select(boom("id")).collect()
+    line = failure_line(info.value)
+    assert "\n" not in line
+    assert line.startswith("PythonException: ValueError: no value for "), line
+
+
+def test_a_savepoint_path_under_a_file_is_refused_before_any_job(tmp_path, capsys):
+    """It used to fail with FileExistsError after the first job had run."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("a user's file")
+    argv = ["run", "naive", "--views", "200", "--savepoint-at", "100", "--resume-parallelism",
+            "2", "--savepoint", str(a_file / "sp")]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"skewlab run: error: savepoint (--savepoint) '{a_file / 'sp'}' cannot be made: "
+        f"'{a_file}' is a file"
+    )
+    assert a_file.read_text() == "a user's file"

@@ -142,3 +142,18 @@ def test_skewlab_java_options_reach_the_driver_jvm_and_a_bad_one_is_refused_befo
     )
     assert proc.returncode != 0
     assert "SKEWLAB_JAVA_OPTIONS: 'skewlab.probe=42' is not a JVM option" in proc.stderr
+
+
+def test_a_jvm_that_does_not_start_is_one_line_with_the_jvms_own_reason(tmp_path):
+    """Spark refuses -Xmx among the JVM options (the heap is spark.driver.memory): the CLI's
+    one line carries spark-submit's reason, not only where its log is."""
+    env = {**os.environ, "SKEWLAB_JAVA_OPTIONS": "-Xmx1g"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "skewlab", "run", "naive", "--views", "10"],
+        capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("skewlab run: failed: RuntimeError: Spark did not start: Error: Not "
+                           "allowed to specify max heap(Xmx)"), last  # fmt: skip
+    assert "the JVM's output is in " in last and proc.stderr.count("Traceback") == 0

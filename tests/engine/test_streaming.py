@@ -35,6 +35,28 @@ def test_a_query_directory_is_claimed_once_and_refused_to_others(tmp_path):
         claim_query_directory(tmp_path / "file", IDENTITY)
 
 
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        (b'{"strategy": "streaming", "vari', r"damaged \(JSONDecodeError: "),
+        (b"\xff\xfe not text", r"damaged \(UnicodeDecodeError: "),
+        (b"[1, 2]", r"damaged \(TypeError: .*must name the query's strategy, variant, "),
+        (b'{"strategy": "streaming"}', r"damaged \(TypeError: .*missing 3 required"),
+        (
+            b'{"strategy": "streaming", "variant": "per-batch", "precision": "10", "views": "a"}',
+            r"damaged: precision of the wrong type",
+        ),
+    ],
+)
+def test_a_damaged_query_json_is_refused_in_one_line(tmp_path, damage, said):
+    root = tmp_path / "q"
+    query, _ = claim_query_directory(root, IDENTITY)
+    query.identity_file.write_bytes(damage)
+    with pytest.raises(SkewlabInputError, match=said) as info:
+        claim_query_directory(root, IDENTITY)
+    assert "query.json' is damaged" in str(info.value) and "\n" not in str(info.value)
+
+
 def test_the_sink_keeps_one_delivery_per_micro_batch(spark, tmp_path):
     sink = BatchSink(tmp_path / "sink")
     schema = "tweet_id string, records bigint"

@@ -13,6 +13,7 @@ from skewlab.inputs.views import (
     PARAMS_FILE,
     VIEWS_SCHEMA,
     ViewSpec,
+    check_view_keys,
     check_views_schema,
     generate_views,
     key_load,
@@ -128,3 +129,62 @@ def test_load_names_missing_and_mistyped_columns(spark, tmp_path):
         load_views(spark, tmp_path / "bad")
     with pytest.raises(SkewlabInputError, match="no views at"):
         load_views(spark, tmp_path / "nowhere")
+
+
+def test_a_folder_without_parquet_data_is_refused_in_one_line_before_spark_reads(spark, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "_SUCCESS").write_text("")  # Spark's hidden files are not data
+    with pytest.raises(SkewlabInputError, match=r"no Parquet files in .*empty"):
+        load_views(spark, empty)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "readme.txt").write_text("not views")
+    with pytest.raises(SkewlabInputError, match=r"readme.txt' is not a Parquet file"):
+        load_views(spark, notes)
+    stopped = tmp_path / "stopped"  # what a write killed before its job committed leaves
+    (stopped / "_temporary" / "0").mkdir(parents=True)
+    with pytest.raises(SkewlabInputError, match="holds an unfinished write"):
+        load_views(spark, stopped)
+    cut = tmp_path / "cut"
+    generate_views(spark, ViewSpec(50, 5, 5)).coalesce(1).write.parquet(str(cut))
+    part = next(cut.glob("part-*"))
+    part.write_bytes(part.read_bytes()[:-3])  # a truncated copy: its footer's magic is gone
+    with pytest.raises(SkewlabInputError, match="is not a Parquet file"):
+        load_views(spark, cut)
+
+
+def test_the_cli_says_one_line_for_a_folder_that_is_not_a_view_set(tmp_path, capsys):
+    from skewlab.cli import main
+
+    (tmp_path / "readme.txt").write_text("not views")
+    assert main(["run", "naive", "--views", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "is not a Parquet file" in err, err
+
+
+def test_keys_state_cannot_hold_are_refused_when_views_are_loaded(spark, tmp_path):
+    """A 70,000-byte key and keys that are not UTF-8 (an encoded lone surrogate) used to fail
+    inside a Spark task after the work; now load_views names them first."""
+    from pyspark.sql import functions as F
+
+    views = generate_views(spark, ViewSpec(200, 10, 5))
+    hot = views.first()["tweet_id"]
+    is_hot = F.col("tweet_id") == F.lit(hot)
+    long_key = views.withColumn(
+        "tweet_id", F.when(is_hot, F.repeat(F.lit("x"), 70_000)).otherwise(F.col("tweet_id"))
+    )
+    long_key.write.parquet(str(tmp_path / "long"))
+    with pytest.raises(SkewlabInputError, match=r"views: \d+ tweet_id longer than 65,535 bytes "
+                       r"\(the longest 70,000\)"):  # fmt: skip
+        load_views(spark, tmp_path / "long")
+    surrogate = F.unhex(F.lit("EDA080")).cast("string")
+    views.withColumn(
+        "tweet_id", F.when(is_hot, surrogate).otherwise(F.col("tweet_id"))
+    ).write.parquet(str(tmp_path / "surrogate"))
+    with pytest.raises(SkewlabInputError, match=r"tweet_id not valid UTF-8 \(e.g. bytes EDA080\)"):
+        load_views(spark, tmp_path / "surrogate")
+    edge = views.withColumn(
+        "tweet_id", F.when(is_hot, F.repeat(F.lit("x"), 65_535)).otherwise(F.col("tweet_id"))
+    )
+    check_view_keys(edge)  # the longest key state holds passes

@@ -268,3 +268,16 @@ def test_single_key_incomparable_keys_are_disorder(cores):
     state.put(0, "a", 1)
     with pytest.raises(UnsortedInputError, match=r"key 1 \(key group 0\) came after key 'a'"):
         state.put(0, 1, 1)
+
+
+def test_skewlab_pure_python_takes_the_usual_spellings_and_warns_on_others():
+    import warnings
+
+    from skewlab.state.value_state import pure_python_wanted
+
+    assert all(pure_python_wanted(v) for v in ("1", "true", "YES", "on"))
+    assert not any(pure_python_wanted(v) for v in ("", "0", "false", "No", "off"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert not pure_python_wanted("maybe")
+    assert len(caught) == 1 and "'maybe' is neither on" in str(caught[0].message)

@@ -352,3 +352,28 @@ def test_a_resume_is_bound_to_its_input_parameters_and_source_position(views, sp
     )
     _, second = resume_from_savepoint(views, Salted(salt_buckets=2), JOB, path, parallelism=3)
     assert result_digest({**first, **second}) == before  # the untouched binding still resumes
+
+
+@pytest.mark.cluster
+def test_a_failure_past_the_input_is_refused_not_silently_skipped(local_cluster):
+    """--fail-at beyond the last source record would inject nothing and exit 0: refused in one
+    line (exit 2) on a master that retries, before the job runs."""
+    script = textwrap.dedent(
+        """
+        import contextlib, io
+        from skewlab.cli import main
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            status = main(["run", "naive", "--views", "300", "--tweets", "5",
+                           "--checkpoint-interval", "50", "--fail-at", "300"])
+        print(status, err.getvalue().strip())
+        """
+    )
+    proc = local_cluster.run(script)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    status, message = proc.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert status == "2", proc.stdout
+    assert message == (
+        "skewlab run: error: fail_at (--fail-at) 300 is past the input: its source records "
+        "are 0 to 299, so no failure would be injected"
+    )

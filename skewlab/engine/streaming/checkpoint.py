@@ -27,7 +27,7 @@ Example::
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from skewlab.engine.streaming.failure import failure_cause
@@ -86,9 +86,30 @@ class QueryDirectory:
         return self.root / _IDENTITY
 
     def identity(self) -> QueryIdentity | None:
+        """The query this directory belongs to (its ``query.json``), ``None`` for none; a
+        ``query.json`` that is not one (damaged, edited) raises
+        :class:`~skewlab.errors.SkewlabInputError` naming it."""
         if not self.identity_file.exists():
             return None
-        return QueryIdentity(**json.loads(self.identity_file.read_text()))
+        try:
+            recorded = json.loads(self.identity_file.read_text(encoding="utf-8"))
+            identity = QueryIdentity(**recorded)
+        except (ValueError, TypeError) as exc:  # bad JSON or UTF-8, a missing or extra field
+            raise SkewlabInputError(
+                f"{str(self.identity_file)!r} is damaged ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}): it must name the "
+                f"query's {', '.join(f.name for f in fields(QueryIdentity))}; use a new "
+                "checkpoint directory"
+            ) from exc
+        types = {"str": str, "int": int}  # the annotations, as strings
+        wrong = [f.name for f in fields(QueryIdentity)
+                 if type(getattr(identity, f.name)) is not types[f.type]]  # fmt: skip
+        if wrong:
+            raise SkewlabInputError(
+                f"{str(self.identity_file)!r} is damaged: {', '.join(wrong)} of the wrong type; "
+                "use a new checkpoint directory"
+            )
+        return identity
 
     def has_checkpoint(self) -> bool:
         return (self.checkpoint / "offsets").is_dir()
