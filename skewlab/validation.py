@@ -146,7 +146,7 @@ def check_writable_dir(name: str, path: str | Path) -> Path:
     """  # noqa: E501
     path = Path(path)
     if path.is_file():
-        raise SkewlabInputError(f"{name} {str(path)!r} exists and is a file")
+        raise SkewlabInputError(f"{name} {str(path)!r} exists and is a file, not a directory")
     for folder in [path, *path.parents]:
         if folder.is_dir():
             if not os.access(folder, os.W_OK | os.X_OK):
