@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import re
 import sys
 from collections.abc import Sequence
 
 from skewlab.cli._deprecated import hide_suppressed_commands
-from skewlab.errors import SkewlabInputError
+from skewlab.errors import SkewlabInputError, failure_cause
 
 
 def _command_modules() -> list[str]:
@@ -94,28 +93,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(status or 0)
 
 
-_PYTHON_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|error)(: .*)?$")
-
-
-def failure_line(exc: BaseException, limit: int = 400) -> str:
-    """One line for a failure: its type, the line of its message that names what failed (a
-    Spark error's message is pages long: the last exception of a Python worker's traceback, else
-    its first cause with an error class such as ``[FAILED_READ_FILE.NO_HINT]``, else its deepest
-    cause, else its first line), and where the traceback is.
+def failure_line(exc: BaseException) -> str:
+    """One line for a failure: its type, the line of its message that names what failed
+    (:func:`~skewlab.errors.failure_cause`: a Spark error's message is pages long), and where
+    the traceback is.
 
     Example::
 
         >>> failure_line(RuntimeError("Spark did not start\\n  at ..."))
         'RuntimeError: Spark did not start (skewlab --debug ... shows the traceback)'
     """
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    # a Python worker's failure carries its traceback: its last exception line says what failed
-    raised = [line for line in lines if _PYTHON_EXCEPTION.match(line)]
-    causes = [line.removeprefix("Caused by: ") for line in lines if line.startswith("Caused by: ")]
-    with_class = [cause for cause in causes if re.search(r"\[[A-Z_.]+\]", cause)]
-    first = (raised[-1:] or with_class or causes[-1:] or lines or ["(no message)"])[0]
-    if len(first) > limit:
-        first = first[: limit - 3] + "..."
+    first = failure_cause(str(exc), limit=400) if str(exc).strip() else "(no message)"
     return f"{type(exc).__name__}: {first} (skewlab --debug ... shows the traceback)"
 
 

@@ -49,7 +49,7 @@ from skewlab.engine.savepoint import (
     discard_savepoint,
     publish_savepoint,
 )
-from skewlab.errors import SkewlabInputError
+from skewlab.errors import SkewlabInputError, SkewlabRunError, failure_cause
 from skewlab.inputs.views import check_views_schema
 from skewlab.operators.buffer_state import IN_FLIGHT_STATE, InFlight, misrouted
 from skewlab.state.key_groups import compute_key_group_range_for_operator_index
@@ -230,8 +230,8 @@ def stop_with_savepoint(
     job = _resolved(job, spark)
     work = begin_savepoint(path)
     recovery = Recovery(stop_at=savepoint_at, savepoint_dir=str(work), in_flight=in_flight)
-    taken_on = input_fingerprint(views, savepoint_at)
     try:
+        taken_on = input_fingerprint(views, savepoint_at)
         result, results = strategy.run(spark, views, replace(job, recovery=recovery))
         savepoint = publish_savepoint(
             work,
@@ -245,6 +245,15 @@ def stop_with_savepoint(
                 "input": taken_on,
             },
         )
+    except SkewlabInputError:
+        discard_savepoint(work)
+        raise
+    except Exception as exc:  # the job or the write failed: say what failed and what was kept
+        discard_savepoint(work)
+        raise SkewlabRunError(
+            f"the savepoint to {str(path)!r} was not taken: {failure_cause(str(exc))}; nothing "
+            "was published and its partial files were removed"
+        ) from exc
     except BaseException:
         discard_savepoint(work)
         raise

@@ -377,3 +377,28 @@ def test_a_failure_past_the_input_is_refused_not_silently_skipped(local_cluster)
         "skewlab run: error: fail_at (--fail-at) 300 is past the input: its source records "
         "are 0 to 299, so no failure would be injected"
     )
+
+
+def test_a_savepoint_whose_job_fails_says_what_failed_and_that_nothing_was_kept(spark, tmp_path):
+    """A real failure in the middle of the job (a Parquet part damaged inside, its magic bytes
+    intact): one line naming the cause, no savepoint and no partial files left."""
+    from skewlab.errors import SkewlabRunError
+    from skewlab.inputs.views import load_views
+
+    folder = tmp_path / "views"
+    generate_views(spark, ViewSpec(600, 30, 6, seed=2)).coalesce(1).write.parquet(str(folder))
+    part = next(folder.glob("part-*"))
+    data = bytearray(part.read_bytes())
+    data[4:68] = b"\xff" * 64
+    part.write_bytes(bytes(data))
+    target = tmp_path / "sp"
+    with pytest.raises(SkewlabRunError) as failed:
+        stop_with_savepoint(load_views(spark, folder), Naive(), JOB, savepoint_at=300, path=target)
+    message = str(failed.value)
+    assert "\n" not in message and message.startswith(
+        f"the savepoint to '{target}' was not taken: "
+    )
+    assert "FAILED_READ_FILE" in message and message.endswith(
+        "nothing was published and its partial files were removed"
+    )
+    assert not target.exists() and not [p for p in tmp_path.iterdir() if "inprogress" in p.name]

@@ -1,7 +1,7 @@
 """What went wrong in a streaming query, in Spark's words, in one line.
 
 Spark wraps a failure several times (a Java exception around a Python traceback around the
-cause); :func:`failure_cause` finds the line that says what went wrong, and
+cause); :func:`~skewlab.errors.failure_cause` finds the line that says what went wrong, and
 :class:`StreamingQueryFailed` names the micro-batch that failed.
 
 Example::
@@ -12,9 +12,7 @@ Example::
 
 from __future__ import annotations
 
-import re
-
-from skewlab.errors import SkewlabError
+from skewlab.errors import SkewlabError, failure_cause
 
 __all__ = ["StreamingQueryFailed", "failure_cause"]
 
@@ -29,24 +27,3 @@ class StreamingQueryFailed(SkewlabError, RuntimeError):
             f"{where} failed: {cause}; the checkpoint {checkpoint} is usable: start the query "
             "again with the same checkpoint directory to resume from the last committed batch"
         )
-
-
-_CAUSE = re.compile(r"^[\s:]*([\w.$]*(?:Error|Exception)): (.+)$")
-
-
-def failure_cause(text: str) -> str:
-    """The line of a streaming failure that says what went wrong: the last ``SomeError: ...``
-    line before Spark's query description (Python tracebacks nest inside Java ones).
-
-    Example::
-
-        >>> failure_cause("Traceback\\nValueError: x\\nFileNotFoundError: no segment\\n=== Stream")
-        'FileNotFoundError: no segment'
-    """
-    head = text.split("=== Streaming Query ===")[0]
-    found = [f"{m.group(1)}: {m.group(2)}" for m in map(_CAUSE.match, head.splitlines()) if m]
-    found = [line for line in found if "raised by the Python Proxy" not in line]
-    if found:
-        return found[-1][:600]
-    lines = [line.strip() for line in head.splitlines() if line.strip()]
-    return lines[0][:600] if lines else "unknown error"
