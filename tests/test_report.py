@@ -195,7 +195,9 @@ def test_a_report_stopped_with_ctrl_c_leaves_an_index_that_says_so(tmp_path):
     slow = _notebook(tmp_path / "b_slow.ipynb", "import time\ntime.sleep(600)")
     out = tmp_path / "out"
     out.mkdir()
-    (out / "index.html").write_text('<p id="status" data-state="complete">old run</p>')
+    (out / "index.html").write_text(
+        '<title>skewlab report</title><p id="status" data-state="complete">old run</p>'
+    )
     proc = subprocess.Popen(
         [sys.executable, "-c", _INTERRUPTED_RENDER, str(out), str(first), str(slow)],
         stdout=subprocess.PIPE,
@@ -216,3 +218,24 @@ def test_a_report_stopped_with_ctrl_c_leaves_an_index_that_says_so(tmp_path):
     assert "interrupted after 1 of 2 notebooks" in index
     assert 'href="a_first.html"' in index and "b_slow" not in index
     assert not list(out.glob("*.partial"))
+
+
+def test_a_report_never_writes_into_a_directory_of_a_users_files(tmp_path, capsys):
+    """--out pointed at a folder of the user's (a typo of --out ~/docs): refused before any
+    work, the user's index.html untouched; a folder a report wrote is reused."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.html").write_text("<title>my notes</title>")
+    assert main(["report", "--size", "tiny", "--notebooks", "00", "--out", str(docs)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"skewlab report: error: output directory '{docs}' is not empty and holds no skewlab "
+        "report (no .skewlab-report): choose a new or empty directory (--out); a report replaces "
+        "only the files of a report it wrote"
+    )
+    assert (docs / "index.html").read_text() == "<title>my notes</title>"
+    first = _notebook(tmp_path / "a_first.ipynb", "1 + 1")
+    out = tmp_path / "out"
+    assert render_report("tiny", out=out, notebooks=[first], progress=False).ok
+    assert (out / ".skewlab-report").exists()
+    assert render_report("tiny", out=out, notebooks=[first], progress=False).ok  # its own: reused

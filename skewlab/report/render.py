@@ -9,6 +9,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +103,35 @@ def select_notebooks(names: str | list[str], directory: Path | None = None) -> l
     return [p for p in available if p in chosen]
 
 
+#: the file that marks a directory as a skewlab report's (written when a report starts)
+REPORT_MARKER = ".skewlab-report"
+
+
+def check_report_dir(out_dir: str | Path) -> Path:
+    """Refuse an output directory that holds files of anything but a skewlab report, before any
+    work: ``skewlab report`` replaces the pages of a report it wrote, never a user's files.
+
+    Allowed: a new or empty directory, or one with :data:`REPORT_MARKER`, or (reports written
+    before the marker) an ``index.html`` titled "skewlab report".
+
+    Example::
+
+        >>> check_report_dir(Path.home())  # doctest: +SKIP
+        SkewlabInputError: output directory '/root' is not empty and holds no skewlab report ...
+    """
+    out_dir = Path(out_dir)
+    if not out_dir.is_dir() or not any(out_dir.iterdir()) or (out_dir / REPORT_MARKER).exists():
+        return out_dir
+    index = out_dir / "index.html"
+    if index.is_file() and "<title>skewlab report</title>" in index.read_text(errors="replace"):
+        return out_dir
+    raise SkewlabInputError(
+        f"output directory {str(out_dir)!r} is not empty and holds no skewlab report (no "
+        f"{REPORT_MARKER}): choose a new or empty directory (--out); a report replaces only the "
+        "files of a report it wrote"
+    )
+
+
 def render_report(
     size: str = "quick",
     out: str | Path | None = None,
@@ -142,7 +172,9 @@ def render_report(
     missing = [str(p) for p in nb_paths if not p.is_file()]
     if missing:
         raise SkewlabInputError(f"notebook(s) not found: {', '.join(missing)}")
+    check_report_dir(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / REPORT_MARKER).write_text(json.dumps({"size": size}) + "\n", encoding="utf-8")
     result = ReportResult(size=size, index=out_dir / "index.html")
     started = time.perf_counter()
     bar = tqdm(nb_paths, desc="report", unit="notebook", disable=not progress)
