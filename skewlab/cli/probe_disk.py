@@ -15,7 +15,8 @@ from typing import Any
 from skewlab.cli._deprecated import add_deprecated_alias
 from skewlab.errors import SkewlabInputError
 from skewlab.iomodel.disk_probe import MAX_SECONDS, MAX_SIZE_MB, probe_disk
-from skewlab.iomodel.profiles import latency_dir, parse_size, save_profile
+from skewlab.iomodel.profiles import latency_dir, load_disk_profile, parse_size, save_profile
+from skewlab.validation import check_writable_dir
 
 _DESCRIPTION = f"""\
 Measure random reads and writes (8 KiB by default) on a temporary file, one request at a time,
@@ -90,6 +91,15 @@ def run(args: argparse.Namespace) -> int:
         raise SkewlabInputError(f"--out must be a .json file, got {out}")
     if out.exists() and out.is_dir():
         raise SkewlabInputError(f"--out is a directory: {out}")
+    check_writable_dir("--out's folder", out.parent)
+    if out.exists():  # replace a disk profile (a new probe of this disk), never a user's file
+        try:
+            load_disk_profile(out)
+        except (SkewlabInputError, ValueError, KeyError, TypeError) as exc:
+            raise SkewlabInputError(
+                f"--out {str(out)!r} exists and is not a disk profile ({exc}): choose a new "
+                "path; probe-disk replaces only a disk profile"
+            ) from exc
     profile = probe_disk(
         size_mb=args.size_mb,
         seconds=args.seconds,

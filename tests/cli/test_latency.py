@@ -109,3 +109,13 @@ def test_cli_probe_disk_writes_a_profile(tmp_path, capsys):
     assert p.name == "disk" and p.read.mean_us > 0
     assert sorted(path.name for path in tmp_path.iterdir()) == ["disk.json"]
     assert np.isfinite(per_key_ceiling(p, naive_pattern()))
+    # probing again replaces its own disk profile; a user's file at --out is never replaced
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
+    mine = tmp_path / "mine.json"
+    mine.write_text('{"my": "settings"}')
+    capsys.readouterr()
+    assert main([*argv, "--out", str(mine), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"skewlab probe-disk: error: --out '{mine}' exists and is not a disk "
+                          "profile ("), err  # fmt: skip
+    assert mine.read_text() == '{"my": "settings"}'
