@@ -1,7 +1,9 @@
-"""Exceptions skewlab raises for input a user can fix.
+"""skewlab's exceptions, and the one line that names a failure's cause.
 
 Every check of user input raises :class:`SkewlabInputError` *before* Spark starts work, with one
-line that says what was wrong and what is allowed. The CLI turns it into exit status 2.
+line that says what was wrong and what is allowed. The CLI turns it into exit status 2. A
+failure during the work (:class:`SkewlabRunError`, or any other exception) becomes one line
+naming its cause (:func:`failure_cause`) and exit status 1.
 
 Example::
 
