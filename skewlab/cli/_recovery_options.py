@@ -106,9 +106,9 @@ def recovery_requested(args: argparse.Namespace) -> bool:
                 "--from-savepoint resumes a kept savepoint: give no --savepoint-at, --savepoint, "
                 "--fail-at or --checkpoint-interval with it"
             )
-        from skewlab.engine.savepoint import Savepoint
+        from skewlab.strategies.resume import verify_savepoint
 
-        kept = Savepoint.load(args.from_savepoint, verify=True)  # before Spark starts
+        kept = verify_savepoint(args.from_savepoint)  # before Spark starts
         if args.resume_parallelism is not None:
             from skewlab.state.restore import check_new_parallelism
 

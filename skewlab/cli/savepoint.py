@@ -41,9 +41,9 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from skewlab.engine.savepoint import Savepoint
+    from skewlab.strategies.resume import verify_savepoint
 
-    savepoint = Savepoint.load(args.path, max_parallelism=args.max_parallelism, verify=True)
+    savepoint = verify_savepoint(args.path, max_parallelism=args.max_parallelism)
     summary = savepoint.summary()
     if args.json:
         print(json.dumps(summary))

@@ -200,11 +200,14 @@ class Savepoint:
         *,
         max_parallelism: int | None = None,
         verify: bool = False,
+        serializers: tuple[Any, ...] = (),
     ) -> Savepoint:
         """Read and check a savepoint; refuse a damaged or foreign one whole (one line).
 
         ``max_parallelism``: the restoring job's (another is refused). ``verify``: read every
-        state file and check every entry.
+        state file and check every entry, decoding values with pickle or one of
+        ``serializers`` (the strategies know their value types:
+        ``skewlab.strategies.resume.verify_savepoint`` passes them).
         """
         path = Path(path)
         where = f"savepoint {path}"
@@ -240,7 +243,10 @@ class Savepoint:
             base = path / operator_directory(operator_id)
             keyed = {
                 name: KeyedStateSnapshot.load(
-                    base / f"keyed-{name}", max_parallelism=max_p, verify=verify
+                    base / f"keyed-{name}",
+                    max_parallelism=max_p,
+                    verify=verify,
+                    serializers=serializers,
                 )
                 for name in info["keyed_states"]
             }

@@ -64,7 +64,6 @@ Example::
 
 from __future__ import annotations
 
-import importlib
 import os
 import struct
 from collections.abc import Iterable, Iterator
@@ -133,9 +132,11 @@ def block_checksum(data: bytes | memoryview, key_group: int) -> int:
     return xxhash.xxh64_intdigest(data, seed=key_group)
 
 
-def resolve_serializer(name: str) -> Serializer:
-    """The serializer a snapshot names (``pickle-5``, or a ``skewlab.`` class's full name), to
-    decode its values when verifying; another name is a one-line SkewlabInputError.
+def resolve_serializer(name: str, known: Iterable[Any] = ()) -> Serializer:
+    """The serializer a snapshot names, to decode its values when verifying: pickle, or the one
+    of ``known`` (given by the layer that knows the values' types, e.g. the engine's
+    ``StatsSerializer``) whose :func:`serializer_name` it is; another name is a one-line
+    SkewlabInputError. Nothing is imported by name.
 
     Example::
 
@@ -146,20 +147,10 @@ def resolve_serializer(name: str) -> Serializer:
         ...
         skewlab.errors.SkewlabInputError: values were written with 'os.system', which this skewlab cannot decode
     """  # noqa: E501
-    if name == serializer_name(PickleSerializer()):
-        return PickleSerializer()
-    module, _, qualname = name.rpartition(".")
-    found = None
-    if module.startswith("skewlab."):
-        try:
-            found = getattr(importlib.import_module(module), qualname, None)
-        except ImportError:
-            found = None
-    if found is None or serializer_name(found) != name or not hasattr(found, "loads"):
-        raise SkewlabInputError(
-            f"values were written with {name!r}, which this skewlab cannot decode"
-        )
-    return found
+    for serializer in (PickleSerializer(), *known):
+        if serializer_name(serializer) == name:
+            return serializer
+    raise SkewlabInputError(f"values were written with {name!r}, which this skewlab cannot decode")
 
 
 def serializer_name(serializer: Any) -> str:
@@ -734,11 +725,13 @@ class KeyedStateSnapshot:
         max_parallelism: int | None = None,
         value_serializer: Serializer | str | None = None,
         verify: bool = False,
+        serializers: Iterable[Any] = (),
     ) -> KeyedStateSnapshot:
         """Read and check a snapshot's metadata and files; refuse a damaged one whole.
 
         ``max_parallelism`` / ``value_serializer``: what the restoring job uses (a snapshot
-        taken with another is refused). ``verify`` reads every file and checks every entry.
+        taken with another is refused). ``verify`` reads every file and checks every entry,
+        decoding values with pickle or one of ``serializers`` (:func:`resolve_serializer`).
         """
         directory = Path(directory)
         where = f"keyed-state snapshot {directory}"
@@ -793,7 +786,7 @@ class KeyedStateSnapshot:
                     f"{wanted!r}"
                 )
         if verify:
-            snapshot.verify()
+            snapshot.verify(serializers)
         return snapshot
 
     def _check_tiling(self) -> None:
@@ -832,14 +825,15 @@ class KeyedStateSnapshot:
                         f"{where}: index file {handle.index_file} does not hold one entry per key"
                     )
 
-    def verify(self) -> None:
+    def verify(self, serializers: Iterable[Any] = ()) -> None:
         """Read every file and check it whole: each block's checksum, each entry against its
         key group, each key re-hashed to the key group it is stored in, and each value decoded
-        with the recorded serializer and encoded back to the same bytes. The first problem is
+        with the recorded serializer (pickle, or one of ``serializers``) and encoded back to the
+        same bytes. The first problem is
         one SkewlabInputError line naming the snapshot, the file, the key group and what
         differed."""
         where = f"keyed-state snapshot {self.directory}"
-        serializer = resolve_serializer(self.value_serializer)
+        serializer = resolve_serializer(self.value_serializer, serializers)
         loads, dumps = serializer.loads, getattr(serializer, "dumps", None)
         for handle in self.handles:
             data = read_span(self.path(handle.file), len(FILE_MAGIC), handle.length)

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from skewlab.aggregates.digest import result_digest
+from skewlab.aggregates.stats_state import StatsSerializer
 from skewlab.engine.config import JobConfig
 from skewlab.engine.metrics import RunResult
 from skewlab.engine.recovery import Recovery
@@ -51,7 +52,12 @@ from skewlab.engine.savepoint import (
 )
 from skewlab.errors import SkewlabInputError, SkewlabRunError, failure_cause
 from skewlab.inputs.views import check_views_schema
-from skewlab.operators.buffer_state import IN_FLIGHT_STATE, InFlight, misrouted
+from skewlab.operators.buffer_state import (
+    IN_FLIGHT_STATE,
+    InFlight,
+    InFlightSerializer,
+    misrouted,
+)
 from skewlab.state.key_groups import compute_key_group_range_for_operator_index
 from skewlab.state.restore import check_new_parallelism
 from skewlab.strategies.parameters import StrategyParameters
@@ -60,6 +66,7 @@ from skewlab.validation import check_whole
 __all__ = [
     "RESTORE_MAY_CHANGE",
     "RESUMABLE",
+    "SAVEPOINT_SERIALIZERS",
     "RescaledRun",
     "check_resumable",
     "input_fingerprint",
@@ -69,6 +76,7 @@ __all__ = [
     "run_with_savepoint",
     "stop_with_savepoint",
     "task_retries",
+    "verify_savepoint",
 ]
 
 
@@ -211,6 +219,23 @@ def _check_views(views) -> None:
         raise SkewlabInputError("savepoints need views with a 'seq' column (the source position)")
 
 
+#: The value serializers the strategies' savepoints name beside pickle (the views' statistics,
+#: the buffer's in-flight records): what verification decodes every value with.
+SAVEPOINT_SERIALIZERS = (StatsSerializer, InFlightSerializer)
+
+
+def verify_savepoint(path: str | Path, **kwargs: Any) -> Savepoint:
+    """:meth:`Savepoint.load` with ``verify=True``: every file read, every checksum compared,
+    every key re-hashed and every value decoded (with :data:`SAVEPOINT_SERIALIZERS`).
+
+    Example::
+
+        >>> verify_savepoint("/tmp/sp").entries  # doctest: +SKIP
+        1234
+    """
+    return Savepoint.load(path, verify=True, serializers=SAVEPOINT_SERIALIZERS, **kwargs)
+
+
 def stop_with_savepoint(
     views,
     strategy: StrategyParameters,
@@ -301,7 +326,7 @@ def resume_from_savepoint(
     job = _resolved(job, spark)
     path = savepoint.path if isinstance(savepoint, Savepoint) else Path(savepoint)
     check_whole("resume parallelism (--resume-parallelism)", parallelism, 1)
-    loaded = Savepoint.load(path, verify=True)
+    loaded = verify_savepoint(path)
     check_new_parallelism(parallelism, loaded.max_parallelism)
     Savepoint.load(path, max_parallelism=job.max_parallelism)
     taken_by = loaded.job.get("strategy")

@@ -27,6 +27,7 @@ from skewlab.strategies.resume import (
     run_with_failure,
     run_with_savepoint,
     stop_with_savepoint,
+    verify_savepoint,
 )
 
 N_VIEWS = 2_400
@@ -318,7 +319,7 @@ def test_a_killed_savepoints_leftovers_are_removed_by_the_next_one(views, spark,
         f"skewlab: removed {work}, an interrupted savepoint to the same target (process "
         f"{proc.pid}, gone); it was never published"
     ) in capsys.readouterr().err.splitlines()
-    assert Savepoint.load(target, verify=True).source_position == 500
+    assert verify_savepoint(target).source_position == 500
     assert [p.name for p in tmp_path.iterdir()] == ["sp"]
 
 
