@@ -122,7 +122,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json_dict(), default=float))
     else:
-        print(bench.format_function()(result))
+        from skewlab.viz import summary_formatter
+
+        print(summary_formatter(bench)(result))
         print("results: " + ", ".join(str(f) for f in files))
     if result.summary.get("java_options"):
         print(

@@ -92,14 +92,13 @@ class Benchmark:
     headline ratios a dict ``summary key -> the seed's figure`` (``None`` where the seed
     published none) named ``headlines`` in that module; its printed summary is
     ``formatter(result)`` in its chapter's figures, ``skewlab.viz.<chapter>`` (presentation
-    lives in viz: the registry names the function, ``skewlab bench`` loads it).
+    lives in viz: the registry only names the function, :func:`skewlab.viz.summary_formatter`
+    finds it; experiments never import viz).
 
     Example::
 
-        >>> benchmark("value_state").format_function().__qualname__
-        'format_value_state_summary'
-        >>> benchmark("value_state").viz_module
-        'skewlab.viz.sorted_input'
+        >>> benchmark("value_state").formatter, benchmark("value_state").viz_module
+        ('format_value_state_summary', 'skewlab.viz.sorted_input')
     """
 
     id: str
@@ -122,9 +121,6 @@ class Benchmark:
 
     def run_function(self) -> Callable[..., Any]:
         return importlib.import_module(self.module).run_experiment
-
-    def format_function(self) -> Callable[[Any], str]:
-        return getattr(importlib.import_module(self.viz_module), self.formatter)
 
 
 @dataclass(frozen=True)

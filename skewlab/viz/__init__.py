@@ -42,6 +42,10 @@ Example::
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+from typing import Any
+
 from skewlab.viz import (
     backlog,
     buffering,
@@ -55,6 +59,20 @@ from skewlab.viz import (
 )
 from skewlab.viz.palette import COLORS, LABELS, TEMPLATE
 from skewlab.viz.render import in_report, setup_notebook, use_report_renderer
+
+
+def summary_formatter(bench: Any) -> Callable[[Any], str]:
+    """What ``skewlab bench`` prints for a benchmark of the chapter registry: the function its
+    record names (``bench.formatter``) in its chapter's module here (``bench.viz_module``).
+
+    Example::
+
+        >>> from skewlab.experiments.chapters import benchmark
+        >>> summary_formatter(benchmark("value_state")).__qualname__
+        'format_value_state_summary'
+    """
+    return getattr(importlib.import_module(bench.viz_module), bench.formatter)
+
 
 __all__ = [
     "COLORS",
@@ -71,5 +89,6 @@ __all__ = [
     "sorted_input",
     "state_cache",
     "streaming",
+    "summary_formatter",
     "use_report_renderer",
 ]

@@ -23,6 +23,7 @@ from skewlab.experiments.chapters import (
     headline_ratios,
     size_settings,
 )
+from skewlab.viz import summary_formatter
 
 SIZED = sorted({c.id for c in CHAPTERS if c.sizes} | set(BENCHMARKS)
                | {n for c in CHAPTERS for n in c.extra_sizes})  # fmt: skip
@@ -86,7 +87,7 @@ def test_every_benchmark_has_its_measurement_summary_headlines_and_options(bench
     assert list(params)[:2] == ["size", "runs"], f"{b.module}.run_experiment(size, runs, ...)"
     for keyword in ("parallelism", "progress", "spark", *(o.dest for o in b.options)):
         assert keyword in params, f"{b.module}.run_experiment has no {keyword!r}"
-    printed = b.format_function()
+    printed = summary_formatter(b)
     assert callable(printed) and printed.__module__ == b.viz_module == f"skewlab.viz.{b.chapter}"
     headlines = headline_ratios(bench_id)
     assert isinstance(headlines, dict)
