@@ -12,9 +12,11 @@ import sys
 
 from skewlab.cli._deprecated import deprecation_line, hide_suppressed_commands
 from skewlab.cli._size_option import add_size_option
+from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import BENCHMARKS, Benchmark, benchmark, is_alias
 from skewlab.experiments.headlines import TOLERANCE, compare_sizes, compared_benchmarks
 from skewlab.experiments.machine import describe_machine
+from skewlab.experiments.references import REFERENCE_SIZE, save_reference
 
 EXAMPLES = """\
 examples:
@@ -29,6 +31,7 @@ examples:
   skewlab bench backlog --outage-hours 6         # seed 002: the outage backlog's catch-up time
   skewlab bench streaming --size full            # Spark Structured Streaming, 20,000 .. 1 keys
   skewlab bench compare                          # each headline ratio: newest quick vs full run
+  skewlab bench state_cache --size full --save-reference   # re-measure the shipped reference
 """
 
 COMPARE_HELP = (
@@ -54,6 +57,12 @@ def add_benchmark_arguments(parser: argparse.ArgumentParser, bench: Benchmark) -
     parser.add_argument("--runs", type=int, default=None, help="runs per point")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--parallelism", type=int, default=None, help="operator subtasks")
+    parser.add_argument(
+        "--save-reference",
+        action="store_true",
+        help="also write the run as the benchmark's shipped reference, "
+        "skewlab/references/<benchmark>.json, with its provenance (--size full only)",
+    )
     for option in bench.options:
         parser.add_argument(
             option.flag,
@@ -107,6 +116,11 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     bench = benchmark(args.experiment)
+    if args.save_reference and args.size != REFERENCE_SIZE:
+        raise SkewlabInputError(
+            f"--save-reference needs --size {REFERENCE_SIZE}: a reference is measured at the "
+            f"seeds' sizes, not --size {args.size}"
+        )
     if is_alias(args.experiment):
         print(
             deprecation_line("skewlab bench", repr(args.experiment), repr(bench.id)),
@@ -119,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         args.size, args.runs, parallelism=args.parallelism, progress=not args.json, **options
     )
     files = result.write()
+    if args.save_reference:
+        files.append(save_reference(result))
     if args.json:
         print(json.dumps(result.to_json_dict(), default=float))
     else:
