@@ -98,6 +98,7 @@ _API = {
     "SIZES": "skewlab.experiments.chapters",
     "size_settings": "skewlab.experiments.chapters",
     "latest_result": "skewlab.experiments.results",
+    "load_reference": "skewlab.experiments.references",
 }
 if TYPE_CHECKING:  # the same names, eagerly, for IDEs and type checkers (a test holds them equal)
     from skewlab.aggregates.digest import result_digest
@@ -110,6 +111,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for IDEs and type checkers (a test
     from skewlab.engine.savepoint import Savepoint
     from skewlab.engine.session import get_spark
     from skewlab.experiments.chapters import CHAPTERS, SIZES, size_settings
+    from skewlab.experiments.references import load_reference
     from skewlab.experiments.results import latest_result
     from skewlab.inputs.lifecycle import lifecycle_events
     from skewlab.inputs.views import (

@@ -277,6 +277,11 @@ def catch_up_curve(
             t_out = _restart_seconds(inputs, p, normal_parallelism, storage)
         seconds = catch_up_seconds(backlog, rate, c, t_in, t_out, normal)
         measured = key_shares is None and p in inputs.measured_capacity
+        # where the capacity was measured, the catch-up time from the measured capacity too
+        measured_c = inputs.measured_capacity.get(p) if measured else None
+        measured_seconds = (
+            catch_up_seconds(backlog, rate, measured_c, t_in, t_out, normal) if measured_c else None
+        )
         rows.append(
             {
                 "curve": inputs.label,
@@ -284,10 +289,13 @@ def catch_up_curve(
                 "distribution": inputs.distribution,
                 "parallelism": p,
                 "capacity": c,
-                "measured_capacity": inputs.measured_capacity.get(p) if measured else None,
+                "measured_capacity": measured_c,
                 "source": "measured" if measured else "simulated",
                 "restart_seconds": t_in + t_out,
                 "catch_up_hours": seconds / 3600,
+                "measured_catch_up_hours": None
+                if measured_seconds is None
+                else measured_seconds / 3600,
             }
         )
     return pd.DataFrame(rows)

@@ -52,9 +52,11 @@ def write_index(result, *, total: int | None = None, state: str = "complete") ->
             if not nb.ok
             else f'<span class="ok">{nb.seconds:.0f} s</span>'
         )
+        claims = nb.claims_line()
+        claims = f'<br><span class="claims">{html.escape(claims)}</span>' if claims else ""
         rows.append(
             f'<li><a href="{html.escape(nb.html.name)}">{html.escape(nb.title)}</a> '
-            f"&mdash; {html.escape(nb.summary)} {status}</li>"
+            f"&mdash; {html.escape(nb.summary)} {status}{claims}</li>"
         )
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>skewlab report</title>
@@ -62,7 +64,7 @@ def write_index(result, *, total: int | None = None, state: str = "complete") ->
 body {{ font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; }}
 body {{ line-height: 1.5; }}
 li {{ margin: .6rem 0; }} .ok {{ color: #666; font-size: .9em; }}
-.fail {{ color: #b00; font-weight: bold; }}
+.fail {{ color: #b00; font-weight: bold; }} .claims {{ font-size: .9em; }}
 </style></head>
 <body>
 <h1>skewlab &mdash; hot keys in stateful stream aggregation</h1>

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from skewlab.report.kernel import SharedKernel, report_environment
 from skewlab.report.timing import NotebookTiming, cell_durations
+from skewlab.viz.claims import outcomes_from_notebook
 
 __all__ = [
     "KERNEL_ARGUMENTS",
@@ -62,10 +63,33 @@ class NotebookReport:
     seconds: float
     error: str | None = None
     timing: NotebookTiming | None = field(default=None, repr=False)
+    #: the claims the notebook showed, with their outcomes (:mod:`skewlab.viz.claims`)
+    claims: list[dict] = field(default_factory=list, repr=False)
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def claims_line(self) -> str:
+        """How many of the notebook's claims held in this run and in the reference.
+
+        Example::
+
+            >>> nb = NotebookReport("03", "t", "s", Path("x.html"), 1.0, claims=[
+            ...     {"this_run": "held", "reference": "held"},
+            ...     {"this_run": "not held", "reference": None}])
+            >>> nb.claims_line()
+            'claims held: 1 of 2 in this run, 1 of 1 in the reference'
+        """
+        if not self.claims:
+            return ""
+        held = sum(c["this_run"] == "held" for c in self.claims)
+        referenced = [c for c in self.claims if c.get("reference") is not None]
+        line = f"claims held: {held} of {len(self.claims)} in this run"
+        if referenced:
+            ref_held = sum(c["reference"] == "held" for c in referenced)
+            line += f", {ref_held} of {len(referenced)} in the reference"
+        return line
 
 
 def title_and_summary(nb_path: Path) -> tuple[str, str]:
@@ -182,6 +206,7 @@ def render_notebook(
     source = executed if executed.exists() else nb_path
     notebook = nbformat.read(str(source), as_version=4)
     durations = cell_durations(notebook)
+    claims = outcomes_from_notebook(notebook)
     # Widget state only replays in a live kernel; in a static page it would be dead weight
     # (an Output widget's state even carries a second copy of plotly.js).
     notebook.metadata.pop("widgets", None)
@@ -206,4 +231,5 @@ def render_notebook(
         seconds=timing.total,
         error=error,
         timing=timing,
+        claims=claims,
     )

@@ -11,6 +11,8 @@
 ``titles``          chart titles that state the result a chart shows
 ``text``            numbers in sentences and terminal tables: percent, ``4.2x``,
                     ``median [min..max]``
+``claims``          a chapter's claims over this run, the reference and the seed, marked
+                    held / not held (what a notebook says about a measured outcome)
 ``hot_keys``        notebook 00: per-key and per-subtask load, a skew slider
 ``ebs_latency``     notebook 01: the EBS arithmetic, ceilings, measured vs modelled
 ``salting``         notebook 02: the double count, the per-tweet summary, the order lost, a
@@ -49,6 +51,7 @@ from typing import Any
 from skewlab.viz import (
     backlog,
     buffering,
+    claims,
     ebs_latency,
     hot_keys,
     rescaling,
@@ -80,6 +83,7 @@ __all__ = [
     "TEMPLATE",
     "backlog",
     "buffering",
+    "claims",
     "ebs_latency",
     "hot_keys",
     "in_report",

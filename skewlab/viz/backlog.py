@@ -61,15 +61,22 @@ def _traces(curves: pd.DataFrame, column: str, unit: str) -> list[go.Scatter]:
                 hovertemplate=f"P=%{{x}}: %{{y:,.3g}} {unit}<extra>{label}</extra>",
             )
         )
-        measured = finite[finite["source"] == "measured"]
+        # the dots are the measured figures themselves, never the simulation at a measured P
+        measured = group[group["source"] == "measured"]
+        if f"measured_{column}" in measured:
+            y = pd.to_numeric(measured[f"measured_{column}"], errors="coerce")
+            measured, y = measured[np.isfinite(y)], y[np.isfinite(y)]
+        else:  # a result from before the measured figures had their own column
+            measured = measured[:0]
         if len(measured):
-            y = measured["measured_capacity"] if column == "capacity" else measured[column]
             traces.append(
                 go.Scatter(
                     x=measured["parallelism"],
                     y=y,
                     mode="markers",
-                    name=f"{label} (measured here)",
+                    name=f"{label} (measured here)"
+                    if column == "capacity"
+                    else f"{label} (from the capacity measured here)",
                     marker={"color": color, "size": 11, "symbol": "circle"},
                     hovertemplate=f"P=%{{x}}: %{{y:,.3g}} {unit} measured<extra>{label}</extra>",
                 )

@@ -1,0 +1,150 @@
+"""Claims: a chapter's lessons as data, each checked against the figures it is about.
+
+A :class:`Claim` is one lesson of a chapter -- "buffering beats the naive reduce at 20 keys" --
+with what it is checked on: a function from a result to named **figures** (``None`` where the
+result did not measure them) and a **check** over those figures. A notebook never states a
+measured outcome by hand: it shows its chapter's claims evaluated over the figures on the page
+(:func:`evaluate`), each one three times -- over *this run*, over the chapter's **reference**
+(the full-size result shipped with skewlab, :mod:`skewlab.experiments.references`) and beside
+the **seed's** published figure -- and each marked held, not held or not measured. A claim
+that does not hold says why, in the chapter's words (:attr:`Claim.why`).
+
+Where a seed's lesson reverses on this runtime, the claim *is* the reversal
+(``reverses_seed=True``), explained in :attr:`Claim.why` and measured.
+
+Each chapter's claims live in ``skewlab.experiments.claims.<chapter id>`` as ``CLAIMS``
+(:func:`chapter_claims`); they read results, they never run anything, and no experiment module
+imports them (so a claim's wording can change without touching the timed code a reference's
+fingerprint covers).
+
+Example::
+
+    >>> claim = Claim(
+    ...     id="demo", source="buffering",
+    ...     statement="buffering beats the naive reduce at 20 keys",
+    ...     measured="buffered / naive job throughput at 20 keys: {speedup:.1f}x",
+    ...     figures=lambda r: {"speedup": r["summary"].get("speedup_at_20_keys")},
+    ...     check=lambda f: f["speedup"] > 1,
+    ...     seed="about 45x (Flink, RocksDB)")
+    >>> outcome = claim.evaluate({"summary": {"speedup_at_20_keys": 12.5}})
+    >>> outcome.status, outcome.text
+    ('held', 'buffered / naive job throughput at 20 keys: 12.5x')
+    >>> claim.evaluate({"summary": {}}).status
+    'not measured'
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "HELD",
+    "NOT_HELD",
+    "NOT_MEASURED",
+    "Claim",
+    "Outcome",
+    "chapter_claims",
+    "count_held",
+    "summary_of",
+]
+
+HELD, NOT_HELD, NOT_MEASURED = "held", "not held", "not measured"
+
+
+def summary_of(result: Any) -> Mapping[str, Any]:
+    """The summary of a result: a ``BenchResult``, its JSON dict or a reference."""
+    if result is None:
+        return {}
+    if isinstance(result, Mapping):
+        return result.get("summary", {})
+    return getattr(result, "summary", {})
+
+
+def rows_of(result: Any) -> list[dict[str, Any]]:
+    """The rows of a result (empty when a reference left them out)."""
+    if result is None:
+        return []
+    if isinstance(result, Mapping):
+        return result.get("rows") or []
+    return getattr(result, "rows", None) or []
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A claim evaluated over one result: ``status`` (held / not held / not measured), the
+    figures it read and the measured sentence rendered from them (``text``)."""
+
+    claim: Claim
+    status: str
+    figures: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+    @property
+    def held(self) -> bool:
+        return self.status == HELD
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One lesson: ``statement`` (what it says), ``measured`` (a template over its figures),
+    ``figures(result) -> dict`` (any value ``None``: not measured), ``check(figures) -> bool``,
+    the ``seed``'s figure as published (``""`` where the seed has none), ``why`` (when and why
+    it may not hold; shown when it does not) and ``source``: the result it reads, a benchmark
+    id (whose shipped reference it is also checked on) or another name for a result the
+    notebook computes itself (no reference)."""
+
+    id: str
+    source: str
+    statement: str
+    measured: str
+    figures: Callable[[Any], Mapping[str, Any] | None]
+    check: Callable[[Mapping[str, Any]], bool]
+    seed: str = ""
+    why: str = ""
+    reverses_seed: bool = False
+
+    def evaluate(self, result: Any) -> Outcome:
+        """This claim over ``result`` (``None``: nothing measured)."""
+        if result is None:
+            return Outcome(self, NOT_MEASURED)
+        try:
+            figures = dict(self.figures(result) or {})
+        except (KeyError, IndexError, TypeError, ZeroDivisionError):
+            figures = {}
+        if not figures or any(v is None for v in figures.values()):
+            return Outcome(self, NOT_MEASURED, figures)
+        status = HELD if self.check(figures) else NOT_HELD
+        return Outcome(self, status, figures, self.measured.format(**figures))
+
+
+def chapter_claims(chapter_id: str) -> tuple[Claim, ...]:
+    """The claims of chapter ``chapter_id`` (empty where it declares none).
+
+    Example::
+
+        >>> [c.id for c in chapter_claims("buffering")][:2]
+        ['buffer_wins_at_20_keys', 'list_buffer_wins_at_20_keys']
+    """
+    try:
+        module = importlib.import_module(f"{__name__}.{chapter_id}")
+    except ModuleNotFoundError:
+        return ()
+    return tuple(module.CLAIMS)
+
+
+def count_held(outcomes) -> dict[str, int]:
+    """How many outcomes held, did not, and were not measured.
+
+    Example::
+
+        >>> c = Claim("x", "s", "s", "{v}", lambda r: {"v": r}, lambda f: f["v"] > 0)
+        >>> count_held([c.evaluate(1), c.evaluate(-1), c.evaluate(None)])
+        {'held': 1, 'not held': 1, 'not measured': 1}
+    """
+    counts = {HELD: 0, NOT_HELD: 0, NOT_MEASURED: 0}
+    for outcome in outcomes:
+        counts[outcome.status] += 1
+    return counts

@@ -1,0 +1,147 @@
+"""Chapter 03's claims: in-memory buffering against the naive reduce (seed 000).
+
+The seed: "At 20 keys, the throughput improvement tops at ~45 times. Interestingly, even in higher
+cardinalities (10K and 20K records) the operator still managed to outperform the naive
+implementation." Here the first half holds; the second reverses at 20,000 keys, and
+:data:`CLAIMS` says so, with the state accesses that explain it.
+"""
+
+from __future__ import annotations
+
+from skewlab.experiments.claims import Claim, rows_of, summary_of
+
+__all__ = ["CLAIMS"]
+
+
+def _at(result, keys: int, field: str):
+    for entry in summary_of(result).get("by_cardinality", []):
+        if entry["cardinality"] == keys:
+            return entry.get(field)
+    return None
+
+
+def _state_accesses_per_record(result, keys: int, side: str):
+    mine = [r for r in rows_of(result) if r["cardinality"] == keys and r["strategy"] == side]
+    if not mine:
+        return None
+    return sum(r["state_reads"] + r["state_writes"] for r in mine) / sum(
+        r["records_in"] for r in mine
+    )
+
+
+def _high_cardinality(result):
+    naive_rps = _at(result, 20_000, "naive_operator")
+    return {
+        "speedup": _at(result, 20_000, "speedup"),
+        "naive_us": 1e6 / naive_rps["median"] if naive_rps and naive_rps["median"] else None,
+        "naive_accesses": _state_accesses_per_record(result, 20_000, "naive"),
+        "buffered_accesses": _state_accesses_per_record(result, 20_000, "buffered"),
+    }
+
+
+CLAIMS = (
+    Claim(
+        id="buffer_wins_at_20_keys",
+        source="buffering",
+        statement="At 20 keys the buffer beats the naive reduce on job throughput.",
+        measured="buffered / naive job throughput at 20 keys: {speedup:.1f}x",
+        figures=lambda r: {"speedup": summary_of(r).get("speedup_at_20_keys")},
+        check=lambda f: f["speedup"] > 1,
+        seed="~45x at 20 keys (the article, Flink on RocksDB)",
+        why="The buffer's gain is the state accesses it saves; at 20 keys a flush of 1,000 "
+        "records makes at most 20 of them instead of 1,000.",
+    ),
+    Claim(
+        id="list_buffer_wins_at_20_keys",
+        source="buffering",
+        statement="At 20 keys the article's own buffer (a list of states per key) beats naive too.",
+        measured="list buffer / naive job throughput at 20 keys: {speedup:.1f}x",
+        figures=lambda r: {"speedup": summary_of(r).get("speedup_at_20_keys_list")},
+        check=lambda f: f["speedup"] > 1,
+        seed="~45x at 20 keys (the article measured this buffer)",
+        why="The list buffer reduces each key's records one by one at every flush, in Python; "
+        "it saves the same state accesses as the vectorised buffer.",
+    ),
+    Claim(
+        id="gain_shrinks_with_keys",
+        source="buffering",
+        statement="The buffer's gain shrinks as the keys grow: smaller at 20,000 keys than at 20.",
+        measured="speedup {at_20000:.2f}x at 20,000 keys against {at_20:.1f}x at 20",
+        figures=lambda r: {
+            "at_20": _at(r, 20, "speedup"),
+            "at_20000": _at(r, 20_000, "speedup"),
+        },
+        check=lambda f: f["at_20000"] < f["at_20"],
+        seed="the article's chart: largest at 20 keys, smallest at 20,000",
+        why="A flush saves state accesses only for keys that repeat within the buffer.",
+    ),
+    Claim(
+        id="buffer_loses_at_20000_keys",
+        source="buffering",
+        statement=(
+            "At 20,000 keys the buffer costs more than it saves: naive is faster here, where "
+            "the article's buffer still won."
+        ),
+        measured=(
+            "buffered / naive at 20,000 keys: {speedup:.2f}x; state accesses per record: "
+            "naive {naive_accesses:.2f}, buffered {buffered_accesses:.2f}; a naive record "
+            "costs {naive_us:.1f} us inside the operator"
+        ),
+        figures=_high_cardinality,
+        check=lambda f: f["speedup"] < 1,
+        seed="the buffer still outperformed naive at 10,000 and 20,000 keys (the article)",
+        why=(
+            "With 20,000 keys a buffer of 1,000 records holds about one record per key, so a "
+            "flush makes almost as many state accesses as naive (the figures say how many per "
+            "record) and adds the buffer's own work on top. When the buffer's work is cheaper "
+            "than the accesses it saves (the article's JVM on EBS-backed RocksDB, about 14 ms "
+            "per access by its arithmetic), it still wins; here a naive record's whole state "
+            "round trip costs the microseconds the figures give, and the buffer's own work per "
+            "record is of the same order."
+        ),
+        reverses_seed=True,
+    ),
+    Claim(
+        id="operator_gain_exceeds_job_gain",
+        source="buffering",
+        statement=(
+            "Inside the operators the gain at 20 keys is larger than in the whole job: the "
+            "work every side shares dilutes the job's ratio."
+        ),
+        measured="at 20 keys: operator throughput {operator:.1f}x, job throughput {job:.1f}x",
+        figures=lambda r: {
+            "operator": summary_of(r).get("operator_speedup_at_20_keys"),
+            "job": summary_of(r).get("speedup_at_20_keys"),
+        },
+        check=lambda f: f["operator"] > f["job"],
+        seed="",
+        why="The job also pays routing, the shuffle and moving records into Python, alike "
+        "for both sides.",
+    ),
+    Claim(
+        id="latency_grows_with_interval",
+        source="latency_sweep",
+        statement="The buffer's median latency grows with its trigger interval.",
+        measured=(
+            "median latency {p50_short:.0f} ms at a {short:.0f} ms interval, {p50_long:.0f} ms "
+            "at {long:.0f} ms"
+        ),
+        figures=lambda sweep: _latency_ends(sweep),
+        check=lambda f: f["p50_long"] > f["p50_short"],
+        seed="the article: buffering trades median latency for throughput",
+        why="A record waits for the next flush: about half an interval on average.",
+    ),
+)
+
+
+def _latency_ends(sweep):
+    buffered = sweep[sweep["trigger_interval_ms"].notna()].sort_values("trigger_interval_ms")
+    if len(buffered) < 2:
+        return None
+    first, last = buffered.iloc[0], buffered.iloc[-1]
+    return {
+        "short": float(first["trigger_interval_ms"]),
+        "long": float(last["trigger_interval_ms"]),
+        "p50_short": float(first["latency_p50_ms"]),
+        "p50_long": float(last["latency_p50_ms"]),
+    }

@@ -1,0 +1,270 @@
+"""A chapter's claims as a notebook shows them: each lesson over this run, over the shipped
+reference and beside the seed, marked held / not held / not measured.
+
+:func:`claims_table` evaluates the claims of a chapter (:mod:`skewlab.experiments.claims`) whose
+sources the notebook passes (``buffering=result``, ``latency_sweep=sweep`` ...): a notebook may
+show a chapter's claims in several places, each beside the figures it reads. For a source that
+is a benchmark, the claim is also evaluated over the benchmark's reference
+(:mod:`skewlab.experiments.references`), whose provenance is printed under the table, and which
+says so when it was measured by other code than the running one.
+
+The returned :class:`ClaimsTable` renders as HTML in a notebook and as text in a terminal, and
+carries its outcomes as JSON (MIME type :data:`MIME_TYPE`), which ``skewlab report`` counts on
+its index page.
+
+Example::
+
+    >>> table = claims_table("buffering", size="quick",
+    ...                      buffering={"summary": {"speedup_at_20_keys": 12.0}})
+    >>> print(str(table).splitlines()[0])
+    At 20 keys the buffer beats the naive reduce on job throughput.
+    >>> table.counts()["this_run"]["held"] >= 1
+    True
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from skewlab.errors import SkewlabInputError
+from skewlab.experiments.chapters import BENCHMARKS
+from skewlab.experiments.claims import (
+    HELD,
+    NOT_HELD,
+    NOT_MEASURED,
+    Claim,
+    Outcome,
+    chapter_claims,
+    count_held,
+)
+from skewlab.experiments.machine import describe_machine
+from skewlab.experiments.references import load_reference, reference_status
+
+__all__ = ["MIME_TYPE", "ClaimsTable", "claims_table", "outcomes_from_notebook"]
+
+#: The MIME type of a claims table's outcomes in an executed notebook.
+MIME_TYPE = "application/vnd.skewlab.claims+json"
+_MARKS = {HELD: "held", NOT_HELD: "NOT HELD", NOT_MEASURED: "not measured"}
+_COLORS = {HELD: "#2ca02c", NOT_HELD: "#d62728", NOT_MEASURED: "#7f7f7f"}
+
+
+@dataclass
+class ClaimRow:
+    """One claim: its outcome over this run and over the reference (``None``: no reference)."""
+
+    claim: Claim
+    this_run: Outcome
+    reference: Outcome | None
+
+
+@dataclass
+class ClaimsTable:
+    """The claims of one chapter over this run, the reference and the seed."""
+
+    chapter: str
+    size: str
+    rows: list[ClaimRow]
+    references: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """How many claims held, did not hold, and were not measured, in this run and in the
+        reference (claims whose source has no reference count as not measured there)."""
+        return {
+            "this_run": count_held(r.this_run for r in self.rows),
+            "reference": count_held(
+                r.reference or Outcome(r.claim, NOT_MEASURED) for r in self.rows
+            ),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "chapter": self.chapter,
+            "size": self.size,
+            "claims": [
+                {
+                    "id": r.claim.id,
+                    "statement": r.claim.statement,
+                    "this_run": r.this_run.status,
+                    "this_run_text": r.this_run.text,
+                    "reference": None if r.reference is None else r.reference.status,
+                    "reference_text": None if r.reference is None else r.reference.text,
+                    "seed": r.claim.seed,
+                    "reverses_seed": r.claim.reverses_seed,
+                }
+                for r in self.rows
+            ],
+            "references": {
+                source: None if ref is None else _provenance_text(ref)
+                for source, ref in self.references.items()
+            },
+        }
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {
+            "text/plain": str(self),
+            "text/html": self._html(),
+            MIME_TYPE: self.to_json(),
+        }
+
+    def __str__(self) -> str:
+        lines = []
+        for r in self.rows:
+            lines.append(r.claim.statement)
+            lines.append(f"  this run ({self.size}): {_line(r.this_run)}")
+            if r.reference is not None:
+                lines.append(f"  reference (full): {_line(r.reference)}")
+            if r.claim.seed:
+                lines.append(f"  the seed: {r.claim.seed}")
+            if r.this_run.status == NOT_HELD or (
+                r.reference is not None and r.reference.status == NOT_HELD
+            ):
+                lines.append(f"  why: {r.claim.why}")
+        for source, ref in self.references.items():
+            lines.append(f"reference for {source}: {_provenance_text(ref)}")
+        return "\n".join(lines)
+
+    def _html(self) -> str:
+        head = (
+            "<tr><th style='text-align:left'>claim</th>"
+            f"<th style='text-align:left'>this run ({html.escape(self.size)}, this machine)</th>"
+            "<th style='text-align:left'>reference (full size, shipped)</th>"
+            "<th style='text-align:left'>the seed</th></tr>"
+        )
+        body = []
+        for r in self.rows:
+            statement = html.escape(r.claim.statement)
+            if r.claim.reverses_seed:
+                statement += " <em>(the seed's lesson reverses here)</em>"
+            body.append(
+                f"<tr><td style='text-align:left'>{statement}</td>"
+                f"<td style='text-align:left'>{_cell(r.this_run)}</td>"
+                f"<td style='text-align:left'>{_cell(r.reference)}</td>"
+                f"<td style='text-align:left'>{html.escape(r.claim.seed or '-')}</td></tr>"
+            )
+        notes = []
+        for r in self.rows:
+            failed = [
+                where
+                for where, o in (("this run", r.this_run), ("the reference", r.reference))
+                if o is not None and o.status == NOT_HELD
+            ]
+            if failed or r.claim.reverses_seed:
+                lead = (
+                    f"Not held in {' and '.join(failed)}" if failed else "Why the lesson reverses"
+                )
+                notes.append(
+                    f"<li><b>{lead}:</b> {html.escape(r.claim.statement)} "
+                    f"{html.escape(r.claim.why)}</li>"
+                )
+        for source, ref in self.references.items():
+            notes.append(
+                f"<li>Reference for <code>{html.escape(source)}</code>: "
+                f"{html.escape(_provenance_text(ref))}</li>"
+            )
+        return (
+            "<div class='skewlab-claims'><table>"
+            f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+            + (f"<ul>{''.join(notes)}</ul>" if notes else "")
+            + "</div>"
+        )
+
+
+def _line(outcome: Outcome) -> str:
+    text = f" -- {outcome.text}" if outcome.text else ""
+    return f"{_MARKS[outcome.status]}{text}"
+
+
+def _cell(outcome: Outcome | None) -> str:
+    if outcome is None:
+        return "<span style='color:#7f7f7f'>no reference (measured by the notebook only)</span>"
+    mark = f"<b style='color:{_COLORS[outcome.status]}'>{html.escape(_MARKS[outcome.status])}</b>"
+    return mark + (f": {html.escape(outcome.text)}" if outcome.text else "")
+
+
+def _provenance_text(reference: dict[str, Any] | None) -> str:
+    if reference is None:
+        return "none shipped yet (skewlab bench BENCHMARK --size full --save-reference)"
+    p = reference.get("provenance", {})
+    commit = (p.get("commit") or "unknown")[:10]
+    runs = reference.get("summary", {}).get("runs")
+    status = reference_status(reference)
+    return (
+        f"measured {p.get('measured_at', '?')} by skewlab {p.get('skewlab_version', '?')} "
+        f"(commit {commit}), {runs if runs is not None else '?'} run(s), on "
+        f"{describe_machine(p.get('machine'))}; "
+        + ("the timed code is the running code's" if status == "current" else status)
+    )
+
+
+def claims_table(chapter: str, *, size: str | None = None, **results: Any) -> ClaimsTable:
+    """The claims of ``chapter`` whose sources are given (``source=result``), each evaluated
+    over that result, over the source's reference when it is a benchmark, and beside the
+    seed's figure. ``size`` names this run's size (default: the first result's ``size``).
+
+    Example::
+
+        >>> claims_table("buffering", nothing=1)
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: chapter 'buffering' has no claims about 'nothing': its sources are buffering, latency_sweep
+    """  # noqa: E501
+    claims = chapter_claims(chapter)
+    sources = list(dict.fromkeys(c.source for c in claims))
+    unknown = [s for s in results if s not in sources]
+    if unknown:
+        raise SkewlabInputError(
+            f"chapter {chapter!r} has no claims about {unknown[0]!r}: its sources are "
+            f"{', '.join(sources) or 'none'}"
+        )
+    if size is None:
+        size = (
+            next(
+                (
+                    getattr(r, "size", None) or (r.get("size") if isinstance(r, Mapping) else None)
+                    for r in results.values()
+                    if getattr(r, "size", None) or isinstance(r, Mapping)
+                ),
+                None,
+            )
+            or "this size"
+        )
+    references = {s: load_reference(s) for s in results if s in BENCHMARKS}
+    rows = []
+    for claim in claims:
+        if claim.source not in results:
+            continue
+        reference = references.get(claim.source)
+        rows.append(
+            ClaimRow(
+                claim,
+                claim.evaluate(results[claim.source]),
+                None if claim.source not in BENCHMARKS else claim.evaluate(reference),
+            )
+        )
+    return ClaimsTable(chapter, size, rows, references)
+
+
+def outcomes_from_notebook(notebook: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every claim outcome an executed notebook displayed (its claims tables' JSON), the last
+    one of each claim id winning.
+
+    Example::
+
+        >>> nb = {"cells": [{"cell_type": "code", "outputs": [{"output_type": "display_data",
+        ...       "data": {MIME_TYPE: {"claims": [{"id": "a", "this_run": "held"}]}}}]}]}
+        >>> outcomes_from_notebook(nb)
+        [{'id': 'a', 'this_run': 'held'}]
+    """
+    found: dict[str, dict[str, Any]] = {}
+    for cell in notebook.get("cells", []):
+        for output in cell.get("outputs", []) or []:
+            data = (output.get("data") or {}).get(MIME_TYPE)
+            if isinstance(data, str):
+                data = json.loads(data)
+            for claim in (data or {}).get("claims", []):
+                found[claim["id"]] = claim
+    return list(found.values())
