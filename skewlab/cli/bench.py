@@ -37,7 +37,9 @@ examples:
 COMPARE_HELP = (
     "each benchmark's headline ratios from its newest quick and full result files side by "
     "side, with the difference (the quick size should stay within 15% of the full one); "
-    "it says when the two files were not measured on one machine"
+    "without a full result file, the full side is the shipped reference; it says when the "
+    "two were not measured on one machine, and when the reference predates a change to the "
+    "timed code"
 )
 
 
@@ -185,6 +187,12 @@ def run_compare(args: argparse.Namespace) -> int:
     # the machine fields are the same on every row of an experiment: one row each will do
     for first in {r["experiment"]: r for r in rows}.values():
         experiment = first["experiment"]
+        if first["full_source"] == "reference":
+            status = first["reference_status"]
+            print(
+                f"{experiment}: full is the shipped reference (no full result file here); "
+                + ("measured by the running code" if status == "current" else status)
+            )
         if first["same_machine"]:
             continue
         why = (

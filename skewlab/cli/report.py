@@ -53,6 +53,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"index: {result.index}  ({result.seconds:.0f} s)")
     print("\nwhere the time went (seconds; one kernel and one Spark for the whole report):")
     print(result.timings())
+    if result.claims():
+        print("\nclaims (each chapter's lessons checked on this run and on the shipped reference;")
+        print(f"every outcome in {result.index.with_name('claims.json')}):")
+        print(result.claims())
     for nb in result.failures:
         print(f"skewlab report: notebook {nb.name} failed at {nb.error}", file=sys.stderr)
     return 0 if result.ok else 1

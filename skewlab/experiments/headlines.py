@@ -4,7 +4,10 @@ The headline ratios of a benchmark, with the seed's figure beside each, are its 
 (:func:`skewlab.experiments.chapters.headline_ratios`). The quick size exists so that a first
 ``skewlab report`` takes minutes, not hours; :func:`compare_sizes` puts a quick and a full run
 side by side from the result files ``skewlab bench BENCHMARK --size quick|full`` wrote
-(``skewlab bench compare`` prints it), with :data:`TOLERANCE` as the mark. Such a comparison
+(``skewlab bench compare`` prints it), with :data:`TOLERANCE` as the mark; without a full
+result file of one's own, the full side is the benchmark's shipped reference
+(:mod:`skewlab.experiments.references`), and the row says whether that reference was measured
+by the running code. Such a comparison
 says something about the sizes only when one machine measured both files (``same_machine`` in
 each row; see :mod:`skewlab.experiments.machine`): a file from another machine differs by that
 machine too.
@@ -26,6 +29,7 @@ from typing import Any
 
 from skewlab.experiments.chapters import BENCHMARKS, benchmark, headline_ratios
 from skewlab.experiments.machine import same_machine
+from skewlab.experiments.references import load_reference, reference_status
 from skewlab.experiments.results import latest_result
 
 __all__ = ["TOLERANCE", "compare_sizes", "compare_summaries", "compared_benchmarks"]
@@ -73,6 +77,10 @@ def compare_sizes(
     missing: list[str] = []
     for experiment in experiments or compared_benchmarks():
         found = {s: latest_result(experiment, directory, size=s) for s in ("quick", "full")}
+        full_source = "result file"
+        if found["full"] is None:  # no full run of one's own: the shipped reference
+            found["full"] = load_reference(experiment)
+            full_source = "reference"
         absent = [s for s, result in found.items() if result is None]
         if absent:
             missing += [f"skewlab bench {experiment} --size {s}" for s in absent]
@@ -82,6 +90,10 @@ def compare_sizes(
             "quick_machine": quick.get("machine"),
             "full_machine": full.get("machine"),
             "same_machine": same_machine(quick.get("machine"), full.get("machine")),
+            "full_source": full_source,
+            "reference_status": reference_status(found["full"])
+            if full_source == "reference"
+            else None,
         }
         rows += [row | machines for row in compare_summaries(experiment, quick, full, tolerance)]
     return rows, missing

@@ -69,6 +69,8 @@ li {{ margin: .6rem 0; }} .ok {{ color: #666; font-size: .9em; }}
 <body>
 <h1>skewlab &mdash; hot keys in stateful stream aggregation</h1>
 <p id="status" data-state="{state}">{headline}</p>
+<p>Every chapter's claims are checked on this run and on the reference (a full-size run shipped
+with skewlab), beside the seed's figure. Words: <a href="glossary.html">the glossary</a>.</p>
 <ol>
 {chr(10).join(rows)}
 </ol>

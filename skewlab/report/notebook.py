@@ -10,6 +10,7 @@ Example::
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from importlib import resources
@@ -136,6 +137,50 @@ def _replace_widget_outputs(notebook) -> None:
                 output["data"] = {"text/html": WIDGET_NOTE}
 
 
+_ASSIGNMENT = re.compile(r"^(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<value>.*?)(?P<comment>\s+#.*)?$")
+
+
+def merge_parameters(notebook) -> None:
+    r"""Show one parameters cell: the notebook's own (its comments say what each parameter
+    means) with the values papermill injected written into it, and papermill's injected cell
+    dropped. A name papermill injected that the notebook does not declare is added at the end.
+
+    Example::
+
+        >>> import nbformat
+        >>> nb = nbformat.v4.new_notebook(cells=[
+        ...     nbformat.v4.new_code_cell('size = "quick"  # tiny | quick | full\nseed = 1',
+        ...                               metadata={"tags": ["parameters"]}),
+        ...     nbformat.v4.new_code_cell('# Parameters\nsize = "tiny"\n',
+        ...                               metadata={"tags": ["injected-parameters"]})])
+        >>> merge_parameters(nb)
+        >>> len(nb.cells), nb.cells[0].source
+        (1, 'size = "tiny"  # tiny | quick | full\nseed = 1')
+    """
+    cells = notebook.cells
+    tags = [set(c.get("metadata", {}).get("tags", [])) for c in cells]
+    own = next((i for i, t in enumerate(tags) if "parameters" in t), None)
+    injected = next((i for i, t in enumerate(tags) if "injected-parameters" in t), None)
+    if own is None or injected is None:
+        return
+    values = {}
+    for line in cells[injected].source.splitlines():
+        match = _ASSIGNMENT.match(line)
+        if match:
+            values[match["name"]] = match["value"]
+    lines = []
+    for line in cells[own].source.splitlines():
+        match = _ASSIGNMENT.match(line)
+        if match and match["name"] in values:
+            line = f"{match['name']} = {values.pop(match['name'])}{match['comment'] or ''}"
+        lines.append(line)
+    lines += [f"{name} = {value}  # set by skewlab report" for name, value in values.items()]
+    cells[own].source = "\n".join(lines)
+    if cells[injected].get("outputs"):
+        cells[own]["outputs"] = cells[injected]["outputs"]
+    del cells[injected]
+
+
 def _describe_failure(exc: Exception) -> str:
     from papermill.exceptions import PapermillExecutionError
 
@@ -211,6 +256,7 @@ def render_notebook(
     # (an Output widget's state even carries a second copy of plotly.js).
     notebook.metadata.pop("widgets", None)
     _replace_widget_outputs(notebook)
+    merge_parameters(notebook)
     rendering = time.perf_counter()
     body, _ = _html_exporter().from_notebook_node(notebook)
     html_path.write_text(body, encoding="utf-8")

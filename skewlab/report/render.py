@@ -17,6 +17,7 @@ from pathlib import Path
 from skewlab import paths
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import SIZES
+from skewlab.report.glossary import write_glossary
 from skewlab.report.index import write_index
 from skewlab.report.kernel import SharedKernel, report_environment
 from skewlab.report.notebook import (
@@ -47,6 +48,10 @@ class ReportResult:
     @property
     def failures(self) -> list[NotebookReport]:
         return [nb for nb in self.notebooks if not nb.ok]
+
+    def claims(self) -> str:
+        """Per notebook, how many of its claims held in this run and in the reference."""
+        return "\n".join(f"{nb.name:28s} {nb.claims_line()}" for nb in self.notebooks if nb.claims)
 
     def timings(self) -> str:
         """Where the time went, per notebook (:func:`~skewlab.report.timing.format_timings`)."""
@@ -175,6 +180,7 @@ def render_report(
     check_report_dir(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / REPORT_MARKER).write_text(json.dumps({"size": size}) + "\n", encoding="utf-8")
+    write_glossary(out_dir)
     result = ReportResult(size=size, index=out_dir / "index.html")
     started = time.perf_counter()
     bar = tqdm(nb_paths, desc="report", unit="notebook", disable=not progress)
@@ -199,4 +205,17 @@ def render_report(
         raise
     result.seconds = time.perf_counter() - started
     write_index(result)
+    write_claims(result)
     return result
+
+
+def write_claims(result: ReportResult) -> Path:
+    """Write ``claims.json`` beside the index: per notebook, every claim it showed with its
+    outcome in this run and in the reference (what ``skewlab report`` sums up at the end)."""
+    path = result.index.with_name("claims.json")
+    body = {
+        "size": result.size,
+        "notebooks": {nb.name: nb.claims for nb in result.notebooks},
+    }
+    path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+    return path

@@ -24,7 +24,7 @@ from skewlab.inputs.wordcount import flip325_input
 from skewlab.strategies.count import run_count
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, LABELS, LEGEND_BELOW, TEMPLATE
-from skewlab.viz.text import number, percent, times
+from skewlab.viz.text import number, percent, spread_text, times
 
 __all__ = [
     "cache_cost_table",
@@ -295,7 +295,8 @@ def describe(result) -> str:
 def _speedup_text(s: dict | None) -> str:
     if not s or s["median"] is None:
         return "-"
-    return f"{s['median']:.3f}x [{s['min']:.3f}..{s['max']:.3f}]"
+    text = spread_text(s, ".3f")
+    return text.replace(" [", "x [", 1) if "[" in text else text + "x"
 
 
 def format_summary(result: BenchResult) -> str:

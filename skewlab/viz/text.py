@@ -66,17 +66,22 @@ def times(value: float | None, spec: str = ".1f", missing: str = "-") -> str:
 
 def spread_text(spread: dict, spec: str) -> str:
     """A spread of runs (:func:`~skewlab.experiments.results.spread`: ``min``, ``median``,
-    ``max``) as ``median [min..max]``, each by ``spec``; ``-`` when nothing was measured.
+    ``max``) as ``median [min..max]``, each by ``spec``; one figure where the runs do not
+    spread (one run: its min, median and max are one value); ``-`` when nothing was measured.
 
     Example::
 
         >>> spread_text({"min": 9_000.0, "median": 12_500.0, "max": 13_000.0}, ",.0f")
         '12,500 [9,000..13,000]'
+        >>> spread_text({"min": 17_413.0, "median": 17_413.0, "max": 17_413.0}, ",.0f")
+        '17,413'
         >>> spread_text({"min": None, "median": None, "max": None}, ".2f")
         '-'
     """
     if spread["median"] is None:
         return "-"
+    if format(spread["min"], spec) == format(spread["max"], spec):
+        return format(spread["median"], spec)
     return (
         f"{format(spread['median'], spec)} "
         f"[{format(spread['min'], spec)}..{format(spread['max'], spec)}]"
