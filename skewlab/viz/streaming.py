@@ -411,8 +411,12 @@ def describe_shape(summary: dict[str, Any], distribution: str = "uniform") -> st
         ...     "20000": {"per_batch_over_per_record": 1.1},
         ...     "20": {"per_batch_over_per_record": 3.0}}}}))
         uniform views: per-batch / per-record grows from 1.1x at 20,000 keys to 3.0x at 20 keys: the seed's shape (the seed: ~45x at 20 keys, Flink).
+        >>> print(describe_shape({"ratios": {"uniform": {}}}, "zipf"))
+        zipf views: not measured at this size.
     """  # noqa: E501
     by_k = summary.get("ratios", {}).get(distribution, {})
+    if not by_k:
+        return f"{distribution} views: not measured at this size."
     points = sorted(
         ((int(k), v["per_batch_over_per_record"]) for k, v in by_k.items()
          if v.get("per_batch_over_per_record")),

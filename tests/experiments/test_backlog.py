@@ -23,6 +23,7 @@ from skewlab.experiments.backlog import (
     with_inputs,
     zipf_shares,
 )
+from skewlab.experiments.claims import claim
 from skewlab.state.key_groups import assign_key_to_parallel_operator
 
 
@@ -100,6 +101,15 @@ def test_catch_up_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
     for m in summary["measured"]:
         assert m["per_subtask_rate"] > 0 and m["state_bytes_per_key"] > 0
     assert len(list(tmp_path.glob("backlog-tiny-*.json"))) == 1
+    # a measured dot is the measured figure: the catch-up time from the measured capacity
+    for r in measured:
+        if r["parallelism"] == 2 and r["measured_capacity"] > summary["rate_records_per_second"]:
+            assert r["measured_catch_up_hours"] is not None
+            assert (r["measured_catch_up_hours"] < r["catch_up_hours"]) == (
+                r["measured_capacity"] > r["capacity"]
+            )
+    ceiling = claim("backlog", "hot_key_caps_capacity").evaluate(payload)
+    assert ceiling.held, ceiling.text  # one key on one subtask: a ceiling at any size
 
 
 def test_bench_backlog_has_help_with_examples_and_catch_up_is_its_former_name(capsys):

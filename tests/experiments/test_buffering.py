@@ -9,6 +9,7 @@ from skewlab.aggregates.stats_state import SINGLE_VIEW_COLUMNS
 from skewlab.engine.routing import KEY_GROUP
 from skewlab.experiments import buffering
 from skewlab.experiments.chapters import size_settings
+from skewlab.experiments.claims import NOT_HELD, NOT_MEASURED, chapter_claims, claim
 from skewlab.viz.buffering import format_summary
 
 BOOKKEEPING = {"tweet_id", KEY_GROUP, "seq"}  # the key, its routing, the arrival order
@@ -69,3 +70,17 @@ def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):
     from skewlab.experiments.chapters import headline_ratios
 
     assert all(result.summary[key] is not None for key in headline_ratios("buffering"))
+
+
+def test_the_chapters_claims_read_this_tiny_run(result):
+    # tiny measures 1,000 and 20 keys: the 20-key claims are measured, the 20,000-key ones not
+    outcomes = {c.id: c.evaluate(result) for c in chapter_claims("buffering")}
+    at_20 = outcomes["buffer_wins_at_20_keys"]
+    assert at_20.figures == {"speedup": result.summary["speedup_at_20_keys"]}
+    assert at_20.held == (result.summary["speedup_at_20_keys"] > 1)
+    assert f"{result.summary['speedup_at_20_keys']:.1f}x" in at_20.text
+    assert outcomes["buffer_loses_at_20000_keys"].status == NOT_MEASURED
+    assert outcomes["gain_shrinks_with_keys"].status == NOT_MEASURED
+    # the same claim over the same run with the buffer made slower than naive: not held
+    slower = {"summary": {**result.summary, "speedup_at_20_keys": 0.5}}
+    assert claim("buffering", "buffer_wins_at_20_keys").evaluate(slower).status == NOT_HELD

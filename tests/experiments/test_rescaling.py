@@ -12,6 +12,7 @@ from skewlab.cli import main
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments import rescaling
 from skewlab.experiments.chapters import headline_ratios
+from skewlab.experiments.claims import chapter_claims
 from skewlab.iomodel.restore_time import object_store_model
 
 
@@ -64,6 +65,9 @@ def test_bench_rescaling_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
     assert {r["distribution"] for r in payload["rows"]} == {"identity", "uniform", "zipf"}
     assert len(list(tmp_path.glob("rescaling-tiny-*.json"))) == 1
     assert all(s[key] is not None for key in headline_ratios("rescaling"))  # bench compare's
+    # the chapter's claims follow from how the restore ways read: they hold at any size
+    outcomes = [c.evaluate(payload) for c in chapter_claims("rescaling")]
+    assert [o.status for o in outcomes] == ["held"] * 3, [o.text for o in outcomes]
 
 
 def test_bad_cases_are_refused_before_any_work():

@@ -8,7 +8,13 @@ import pytest
 import xxhash
 
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.salting import lifecycle_order, salted_counter, salted_hll
+from skewlab.experiments.claims import claim
+from skewlab.experiments.salting import (
+    lifecycle_order,
+    lifecycle_table,
+    salted_counter,
+    salted_hll,
+)
 from skewlab.inputs.lifecycle import ACTIVE, CREATED, DELETED, apply_event, lifecycle_events
 from skewlab.inputs.views import ViewSpec, generate_views
 
@@ -108,3 +114,15 @@ def test_lifecycle_refuses_bad_input(spark, events):
         lifecycle_order(events, "salted", salt_buckets=0)
     with pytest.raises(SkewlabInputError, match="n_users"):
         lifecycle_events(spark, 0)
+
+
+def test_the_chapters_claims_read_these_runs(views, events):
+    # the double count and the order lost follow from the mechanism: they hold at any size
+    counter = salted_counter(views, salt_buckets=SALTS, parallelism=2)
+    double = claim("salting", "running_partials_double_count").evaluate(counter)
+    assert double.held and double.figures["worst"] == counter.table["over_count"].max()
+    order = lifecycle_table(events, salt_buckets=SALTS, parallelism=2)
+    lost = claim("salting", "salting_loses_order").evaluate(order)
+    assert lost.held, lost.text
+    in_order = order.assign(order_violations=0)  # a salted run that kept every user's order
+    assert not claim("salting", "salting_loses_order").evaluate(in_order).held

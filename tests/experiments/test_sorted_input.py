@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from skewlab.experiments import sorted_input
+from skewlab.experiments.claims import NOT_MEASURED, chapter_claims, claim
 from skewlab.experiments.sorted_input import HEADLINE_MEASURE, INPUT_ORDER, RATIOS
 from skewlab.viz.sorted_input import format_summary
 
@@ -80,3 +81,17 @@ def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):
     from skewlab.experiments.chapters import headline_ratios
 
     assert all(result.summary[key] is not None for key in headline_ratios("sorted_input"))
+
+
+def test_the_chapters_claims_read_this_tiny_run(result):
+    outcomes = {c.id: c.evaluate(result) for c in chapter_claims("sorted_input")}
+    # the memory claim follows from what the backends keep: it holds at any size
+    memory = outcomes["sorted_memory_flat"]
+    assert memory.held, memory.text
+    assert (memory.figures["k_low"], memory.figures["k_high"]) == (300, 30_000)
+    heap = outcomes["heap_beats_sorted_here"]
+    assert heap.figures == {"ratio": result.summary["heap_over_sorted"]}
+    assert heap.held == (result.summary["heap_over_sorted"] < 1)
+    assert claim("sorted_input", "heap_beats_sorted_here").reverses_seed
+    # the value-state claims read another benchmark's result: not measured here
+    assert outcomes["heap_beats_rocksdb_ops"].status == NOT_MEASURED

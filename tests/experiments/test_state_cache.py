@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from skewlab.experiments import state_cache
+from skewlab.experiments.claims import chapter_claims, claim
 from skewlab.viz.state_cache import cache_table, format_summary, zero_hit_cost_table
 
 
@@ -102,3 +103,21 @@ def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):
     from skewlab.experiments.chapters import headline_ratios
 
     assert all(result.summary[key] is not None for key in headline_ratios("state_cache"))
+
+
+def test_the_chapters_claims_read_this_tiny_run(result):
+    outcomes = {c.id: c.evaluate(result) for c in chapter_claims("state_cache")}
+    # the hit ratios follow from LRU and the key sequence alone: the staircase must hold, at
+    # any size (1,000 entries: 95 % here, the first 1,000 records being warm-up misses)
+    staircase = outcomes["hit_ratio_staircase"]
+    assert staircase.figures["h250"] == 0.0 and staircase.figures["h500"] == 0.5
+    assert not staircase.held  # 95 % is not "all": the claim is about the seed's 20,000,000
+    full = {"summary": {**result.summary, "hit_ratio_1000": 0.99995}}
+    assert claim("state_cache", "hit_ratio_staircase").evaluate(full).held
+    parts = outcomes["zero_hit_parts_account_for_loss"]
+    costs = result.summary["zero_hit_costs"]
+    assert parts.figures["predicted"] == pytest.approx(
+        100 * (costs["bookkeeping_share"] + costs["write_locality_share"])
+    )
+    assert parts.figures["measured"] == pytest.approx(100 * (1 / result.summary["speedup_250"] - 1))
+    assert outcomes["cache_wins_at_all_hits"].held == (result.summary["speedup_1000"] > 1)

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from skewlab.experiments import streaming
+from skewlab.experiments.claims import chapter_claims
 from skewlab.experiments.results import BenchResult
 from skewlab.viz.streaming import format_summary
 
@@ -70,3 +71,14 @@ def test_the_summary_carries_every_headline_ratio_bench_compare_reads(tiny):
     from skewlab.experiments.chapters import headline_ratios
 
     assert all(tiny.summary[key] is not None for key in headline_ratios("streaming"))
+
+
+def test_the_chapters_claims_read_this_tiny_run(tiny):
+    outcomes = {c.id: c.evaluate(tiny) for c in chapter_claims("streaming")}
+    ratio = tiny.summary["per_batch_over_per_record_at_20_keys"]
+    assert outcomes["per_batch_beats_per_record"].figures == {"ratio": ratio}
+    assert outcomes["per_batch_beats_per_record"].held == (ratio > 1)
+    # one key cardinality at tiny: no shape to read, and the claim says so
+    assert outcomes["per_batch_gain_grows_as_keys_shrink"].status == "not measured"
+    latency = outcomes["latency_grows_with_trigger"]
+    assert (latency.figures["short"], latency.figures["long"]) == (100.0, 400.0)

@@ -47,6 +47,7 @@ __all__ = [
     "Claim",
     "Outcome",
     "chapter_claims",
+    "claim",
     "count_held",
     "summary_of",
 ]
@@ -133,6 +134,24 @@ def chapter_claims(chapter_id: str) -> tuple[Claim, ...]:
     except ModuleNotFoundError:
         return ()
     return tuple(module.CLAIMS)
+
+
+def claim(chapter_id: str, claim_id: str) -> Claim:
+    """One claim of a chapter, by its id.
+
+    Example::
+
+        >>> claim("state_cache", "cache_wins_at_all_hits").source
+        'state_cache'
+    """
+    from skewlab.errors import SkewlabInputError
+
+    by_id = {c.id: c for c in chapter_claims(chapter_id)}
+    if claim_id not in by_id:
+        raise SkewlabInputError(
+            f"chapter {chapter_id!r} has no claim {claim_id!r}: use one of {', '.join(by_id)}"
+        )
+    return by_id[claim_id]
 
 
 def count_held(outcomes) -> dict[str, int]:
