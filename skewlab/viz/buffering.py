@@ -365,7 +365,8 @@ def describe_latency(sweep: pd.DataFrame) -> str:
 
 
 def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
-    """Show a saved buffering benchmark (``latest_result("buffering")``), or say there is none.
+    """Show a saved buffering benchmark (the shipped reference, ``load_reference("buffering")``, or
+    a result file, ``latest_result("buffering")``), or say there is none.
 
     Prints the headline figure, shows :func:`throughput_figure` and returns it (``None`` when
     nothing was saved yet).
@@ -373,10 +374,12 @@ def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
     Example::
 
         >>> show_saved_benchmark(None)
-        no saved result yet: run `skewlab bench buffering --size full`
+        no reference shipped yet: run `skewlab bench buffering --size full --save-reference`
     """
     if saved is None:
-        print("no saved result yet: run `skewlab bench buffering --size full`")
+        print(
+            "no reference shipped yet: run `skewlab bench buffering --size full --save-reference`"
+        )
         return None
     summary = saved["summary"]
     # results saved before skewlab measured job throughput carry operator throughput only

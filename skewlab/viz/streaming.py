@@ -324,10 +324,12 @@ def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
     Example::
 
         >>> show_saved_benchmark(None)
-        no saved result yet: run `skewlab bench streaming --size full`
+        no reference shipped yet: run `skewlab bench streaming --size full --save-reference`
     """
     if saved is None:
-        print("no saved result yet: run `skewlab bench streaming --size full`")
+        print(
+            "no reference shipped yet: run `skewlab bench streaming --size full --save-reference`"
+        )
         return None
     s = saved["summary"]
     at_20 = s.get("per_batch_over_per_record_at_20_keys")

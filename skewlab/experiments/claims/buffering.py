@@ -2,8 +2,9 @@
 
 The seed: "At 20 keys, the throughput improvement tops at ~45 times. Interestingly, even in higher
 cardinalities (10K and 20K records) the operator still managed to outperform the naive
-implementation." Here the first half holds; the second reverses at 20,000 keys, and
-:data:`CLAIMS` says so, with the state accesses that explain it.
+implementation." Both halves are claims here; the second, a small margin, shows in the full
+size's reference and may not in a quick run, and the claim says why, with the state accesses
+per record that explain it.
 """
 
 from __future__ import annotations
@@ -76,11 +77,11 @@ CLAIMS = (
         why="A flush saves state accesses only for keys that repeat within the buffer.",
     ),
     Claim(
-        id="buffer_loses_at_20000_keys",
+        id="buffer_still_wins_at_20000_keys",
         source="buffering",
         statement=(
-            "At 20,000 keys the buffer costs more than it saves: naive is faster here, where "
-            "the article's buffer still won."
+            "Even at 20,000 keys, where a flush saves almost no state accesses, the buffer "
+            "still beats naive, by a small margin."
         ),
         measured=(
             "buffered / naive at 20,000 keys: {speedup:.2f}x; state accesses per record: "
@@ -88,18 +89,16 @@ CLAIMS = (
             "costs {naive_us:.1f} us inside the operator"
         ),
         figures=_high_cardinality,
-        check=lambda f: f["speedup"] < 1,
+        check=lambda f: f["speedup"] > 1,
         seed="the buffer still outperformed naive at 10,000 and 20,000 keys (the article)",
         why=(
             "With 20,000 keys a buffer of 1,000 records holds about one record per key, so a "
             "flush makes almost as many state accesses as naive (the figures say how many per "
-            "record) and adds the buffer's own work on top. When the buffer's work is cheaper "
-            "than the accesses it saves (the article's JVM on EBS-backed RocksDB, about 14 ms "
-            "per access by its arithmetic), it still wins; here a naive record's whole state "
-            "round trip costs the microseconds the figures give, and the buffer's own work per "
-            "record is of the same order."
+            "record); what is left of the gain is small, and a run that measures each point "
+            "once in a fresh Python worker (the quick size) can lose it: the buffered job gets "
+            "faster over a process's first runs (docs/benchmarks.md, quick against full), which "
+            "the full size's five runs after the others absorb."
         ),
-        reverses_seed=True,
     ),
     Claim(
         id="operator_gain_exceeds_job_gain",
