@@ -3,6 +3,7 @@ renders offline; a failing notebook is named with its cell; the terminal shows p
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -12,7 +13,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from skewlab.cli import main
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.chapters import CHAPTERS, size_settings
+from skewlab.experiments.chapters import BENCHMARKS, CHAPTERS, size_settings
+from skewlab.experiments.claims import chapter_claims
 from skewlab.report import notebook_paths, render_notebook, render_report, select_notebooks
 
 pytestmark = pytest.mark.notebook
@@ -64,6 +66,36 @@ def test_index_links_every_notebook_with_a_summary(tiny_report):
     for nb in tiny_report.notebooks:
         assert f'href="{nb.name}.html"' in index
         assert nb.summary and nb.summary in index.replace("&#x27;", "'")
+
+
+def test_every_measuring_chapter_shows_its_claims_and_the_index_counts_them(tiny_report):
+    index = tiny_report.index.read_text(encoding="utf-8")
+    claims = json.loads(tiny_report.index.with_name("claims.json").read_text())
+    for chapter in CHAPTERS:
+        if not chapter.benchmarks:
+            continue
+        nb = next(n for n in tiny_report.notebooks if n.name == chapter.notebook[:-6])
+        shown = {c["id"] for c in claims["notebooks"][nb.name]}
+        assert shown == {c.id for c in chapter_claims(chapter.id)}, nb.name
+        assert nb.claims_line() and nb.claims_line() in index
+        assert all(c["reference"] is not None for c in nb.claims if c["source"] in BENCHMARKS)
+        assert "skewlab-claims" in nb.html.read_text(encoding="utf-8")
+    # a claim over a benchmark is also checked on its shipped reference, and says so
+    buffering = {c["id"]: c for c in claims["notebooks"]["03_buffering"]}
+    assert buffering["buffer_wins_at_20_keys"]["reference"] == "held"
+
+
+def test_each_page_shows_one_parameters_cell_a_code_toggle_and_the_glossary(tiny_report):
+    assert "key group" in (tiny_report.index.parent / "glossary.html").read_text()
+    assert 'href="glossary.html"' in tiny_report.index.read_text(encoding="utf-8")
+    for nb in tiny_report.notebooks:
+        page = nb.html.read_text(encoding="utf-8")
+        assert 'id="skewlab-toggle-code"' in page and 'href="glossary.html"' in page
+        # papermill's injected values are written into the notebook's own parameters cell
+        assert page.count("Parameters (papermill overrides these") == 1, nb.name
+        assert "injected-parameters" not in page, nb.name
+        text = html.unescape(re.sub(r"<[^>]+>", "", page))
+        assert 'size = "tiny"  # tiny | quick | full' in text, nb.name
 
 
 def test_a_failing_notebook_is_named_with_its_cell_and_the_rest_still_render(tmp_path):

@@ -87,6 +87,7 @@ class ClaimsTable:
             "claims": [
                 {
                     "id": r.claim.id,
+                    "source": r.claim.source,
                     "statement": r.claim.statement,
                     "this_run": r.this_run.status,
                     "this_run_text": r.this_run.text,

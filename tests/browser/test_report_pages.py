@@ -75,3 +75,17 @@ def test_the_chart_check_sees_a_legend_over_an_axis_title_and_an_axis_without_la
     assert any(
         "chart 2" in p and 'legend lies over the axis title "seconds"' in p for p in problems
     )
+
+
+def test_the_code_toggle_hides_and_shows_the_code_cells_offline(tiny_report, page):
+    nb = tiny_report.notebooks[3]  # 03_buffering: code cells, charts and a claims table
+    page.goto(nb.html.as_uri())
+    inputs = page.locator(".jp-CodeCell .jp-Cell-inputWrapper")
+    assert inputs.count() > 3 and inputs.first.is_visible()  # shown by default
+    toggle = page.locator("#skewlab-toggle-code")
+    toggle.click()
+    assert not inputs.first.is_visible() and toggle.inner_text() == "Show code"
+    assert page.locator(".skewlab-claims").first.is_visible()  # outputs stay
+    toggle.click()
+    assert inputs.first.is_visible() and toggle.inner_text() == "Hide code"
+    assert page.errors == []
