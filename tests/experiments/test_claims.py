@@ -63,7 +63,7 @@ def test_every_claim_reads_its_shipped_reference(chapter, one):
     outcome = one.evaluate(reference)
     assert outcome.status in (HELD, NOT_HELD), f"{one.id}: {outcome.figures}"
     fields = {f for _, f, _, _ in string.Formatter().parse(one.measured) if f}
-    assert fields == set(outcome.figures)
+    assert fields <= set(outcome.figures)
 
 
 def test_a_reference_says_when_the_timed_code_changed_since():
