@@ -29,6 +29,7 @@ from plotly.subplots import make_subplots
 
 from skewlab.engine.config import JobConfig
 from skewlab.experiments.chapters import SEED_KEYS
+from skewlab.experiments.references import load_reference
 from skewlab.experiments.results import BenchResult, bench_rows, bench_summary
 from skewlab.experiments.streaming import SEED_SPEEDUP_AT_20_KEYS, ratios_by_cardinality
 from skewlab.inputs.views import ViewSpec, generate_views
@@ -273,6 +274,33 @@ def latency_figure(latency, *, title: str | None = None):
         yaxis={"title": "latency (ms), arrival to delivery", "type": "log"},
     )
     return fig
+
+
+def rescale_shown(result, reference: Mapping[str, Any] | None = None) -> Mapping[str, Any] | None:
+    """The rescale section to show: this run's, or -- at a size that leaves it out (quick: its
+    queries are a demonstration, not a claim) -- the shipped reference's, after a line that says
+    which (``None`` when neither has one). ``reference`` defaults to the shipped one.
+
+    Example::
+
+        >>> rescale_shown({"summary": {"rescale": {"steps": []}}})
+        this run's rescale section:
+        {'steps': []}
+    """
+    own = bench_summary(result).get("rescale")
+    if own is not None:
+        print("this run's rescale section:")
+        return own
+    reference = load_reference("streaming") if reference is None else reference
+    if not reference or "rescale" not in reference.get("summary", {}):
+        print("this size leaves the rescale section out, and no reference ships one")
+        return None
+    when = reference.get("provenance", {}).get("measured_at", "?")
+    print(
+        "this size leaves the rescale section out (its queries are a demonstration, not a "
+        f"claim); here is the shipped reference's, measured {when} at the full size:"
+    )
+    return reference["summary"]["rescale"]
 
 
 def rescale_table(rescale: Mapping[str, Any]) -> pd.DataFrame:
