@@ -40,7 +40,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from skewlab import __version__
 from skewlab.experiments.chapters import benchmark, size_settings
 from skewlab.experiments.machine import this_machine
 
@@ -166,6 +165,16 @@ def _git(*args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def _version() -> str | None:
+    """The installed skewlab's version (from its package metadata)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("skewlab")
+    except PackageNotFoundError:
+        return None
+
+
 def provenance(name: str, size: str = REFERENCE_SIZE) -> dict[str, Any]:
     """Where, when and by which code a run of benchmark ``name`` is being measured."""
     commit = _git("rev-parse", "HEAD")
@@ -175,7 +184,7 @@ def provenance(name: str, size: str = REFERENCE_SIZE) -> dict[str, Any]:
     return {
         "machine": this_machine(),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "skewlab_version": __version__,
+        "skewlab_version": _version(),
         "commit": commit,
         "dirty": dirty,
         "code_fingerprint": code_fingerprint(name, size),

@@ -43,13 +43,18 @@ from skewlab.experiments.claims import (
 )
 from skewlab.experiments.machine import describe_machine
 from skewlab.experiments.references import load_reference, reference_status
+from skewlab.viz.palette import COLORS
 
 __all__ = ["MIME_TYPE", "ClaimsTable", "claims_table", "outcomes_from_notebook"]
 
 #: The MIME type of a claims table's outcomes in an executed notebook.
 MIME_TYPE = "application/vnd.skewlab.claims+json"
 _MARKS = {HELD: "held", NOT_HELD: "NOT HELD", NOT_MEASURED: "not measured"}
-_COLORS = {HELD: "#2ca02c", NOT_HELD: "#d62728", NOT_MEASURED: "#7f7f7f"}
+_COLORS = {
+    HELD: COLORS["held"],
+    NOT_HELD: COLORS["not_held"],
+    NOT_MEASURED: COLORS["not_measured"],
+}
 
 
 @dataclass
@@ -181,7 +186,10 @@ def _line(outcome: Outcome) -> str:
 
 def _cell(outcome: Outcome | None) -> str:
     if outcome is None:
-        return "<span style='color:#7f7f7f'>no reference (measured by the notebook only)</span>"
+        return (
+            f"<span style='color:{COLORS['not_measured']}'>no reference "
+            "(measured by the notebook only)</span>"
+        )
     mark = f"<b style='color:{_COLORS[outcome.status]}'>{html.escape(_MARKS[outcome.status])}</b>"
     return mark + (f": {html.escape(outcome.text)}" if outcome.text else "")
 

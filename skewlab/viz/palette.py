@@ -67,6 +67,10 @@ COLORS = {
     "operator_cpu": "#74c476",  # operators' CPU time beside a job time (a paler "sorted")
     "cold_partition": "#9fb4c7",  # a partition without the hot key
     "unlisted": "#7f7f7f",  # a curve with no colour of its own (an explorer's)
+    # a claim's outcome (viz.claims)
+    "held": "#2ca02c",
+    "not_held": "#d62728",
+    "not_measured": "#7f7f7f",
     # neutral lines and marks
     "guide": "#999",  # dotted guides: half an interval, one interval
     "parity": "#888",  # the 1x line of a ratio chart

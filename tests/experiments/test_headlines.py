@@ -10,6 +10,7 @@ from skewlab.cli import main
 from skewlab.experiments.chapters import headline_ratios
 from skewlab.experiments.headlines import compare_sizes
 from skewlab.experiments.machine import this_machine
+from skewlab.experiments.references import load_reference
 from skewlab.experiments.results import BenchResult
 
 
@@ -27,16 +28,26 @@ def test_the_newest_quick_and_full_files_are_compared_ratio_by_ratio(tmp_path):
         tmp_path, "state_cache", "quick", dict.fromkeys(keys, 22.0) | {"speedup_250": 0.7}, 3_000
     )
     rows, missing = compare_sizes(["state_cache", "sorted_input"], tmp_path)
-    assert missing == [
-        "skewlab bench sorted_input --size quick",
-        "skewlab bench sorted_input --size full",
-    ]
+    # no full file of sorted_input's own: its shipped reference stands in, so only quick is due
+    assert missing == ["skewlab bench sorted_input --size quick"]
+    assert {r["full_source"] for r in rows} == {"result file"}
     by_ratio = {r["ratio"]: r for r in rows}
     assert set(by_ratio) == set(keys)
     assert by_ratio["speedup_1000"]["difference"] == 22.0 / 20.0 - 1
     assert by_ratio["speedup_1000"]["within"] is True  # +10 %
     assert by_ratio["speedup_1000"]["seed"] == 21.6  # FLIP-325's figure beside both
     assert by_ratio["speedup_250"]["within"] is False  # 0.7 against 0.9: -22 %
+
+
+def test_without_a_full_file_the_shipped_reference_is_the_full_side(tmp_path):
+    keys = headline_ratios("state_cache")
+    _write(tmp_path, "state_cache", "quick", dict.fromkeys(keys, 2.0), 3_000)
+    rows, missing = compare_sizes(["state_cache"], tmp_path)
+    reference = load_reference("state_cache")
+    assert missing == [] and {r["full_source"] for r in rows} == {"reference"}
+    by_ratio = {r["ratio"]: r for r in rows}
+    assert by_ratio["speedup_1000"]["full"] == reference["summary"]["speedup_1000"]
+    assert {r["reference_status"] for r in rows} == {"current"}
 
 
 def test_the_cli_prints_the_table_and_says_what_is_missing(tmp_path, monkeypatch, capsys):

@@ -99,7 +99,9 @@ CLAIMS = (
             "RocksDB's cost for a write depends on what its memtable and caches hold, which "
             "such a loop does not reproduce from the job. When the parts' sum and the job "
             "disagree in sign, the job's figure is the measurement and the parts are not a "
-            "full account of it."
+            "full account of it. A quick run measures one round of a few hundred thousand "
+            "records, and a round varies by more than this few-percent effect (about 8 % in "
+            "docs/benchmarks.md's quick-against-full record): it can show either sign."
         ),
     ),
     Claim(
