@@ -36,7 +36,8 @@ examples:
 
 COMPARE_HELP = (
     "each benchmark's headline ratios from its newest quick and full result files side by "
-    "side, with the difference (the quick size should stay within 15% of the full one); "
+    "side, with the difference (marked beyond 15%) and whether the quick ratio lies on the "
+    "same side of 1 as the full one (a quick run is there to show a lesson's direction); "
     "without a full result file, the full side is the shipped reference; it says when the "
     "two were not measured on one machine, and when the reference predates a change to the "
     "timed code"
@@ -174,15 +175,19 @@ def run_compare(args: argparse.Namespace) -> int:
         return 2
     rows, missing = compare_sizes(names or None)
     if rows:
-        print(f"{'benchmark':12s} {'headline ratio':40s} {'quick':>8s} {'full':>8s} {'diff':>7s}")
+        print(
+            f"{'benchmark':12s} {'headline ratio':40s} {'quick':>8s} {'full':>8s} {'diff':>7s} "
+            f"{'direction':>9s}"
+        )
         for r in rows:
             q, f, d = (r["quick"], r["full"], r["difference"])
             mark = (
                 "" if r["within"] is None else ("" if r["within"] else f"  outside {TOLERANCE:.0%}")
             )
+            direction = {None: "-", True: "same", False: "REVERSED"}[r["same_direction"]]
             print(
                 f"{r['experiment']:12s} {r['ratio']:40s} {_num(q):>8s} {_num(f):>8s} "
-                f"{'-' if d is None else format(d, '+.1%'):>7s}{mark}"
+                f"{'-' if d is None else format(d, '+.1%'):>7s} {direction:>9s}{mark}"
             )
     # the machine fields are the same on every row of an experiment: one row each will do
     for first in {r["experiment"]: r for r in rows}.values():

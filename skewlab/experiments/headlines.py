@@ -16,8 +16,8 @@ Example::
 
     >>> rows = compare_summaries("state_cache", {"speedup_1000": 20.0}, {"speedup_1000": 22.0})
     >>> row = next(r for r in rows if r["ratio"] == "speedup_1000")
-    >>> round(row["difference"], 3), row["within"], row["seed"]
-    (-0.091, True, 21.6)
+    >>> round(row["difference"], 3), row["within"], row["same_direction"], row["seed"]
+    (-0.091, True, True, 21.6)
     >>> next(r for r in rows if r["ratio"] == "speedup_250")["within"] is None  # not measured
     True
 """
@@ -60,6 +60,8 @@ def compare_summaries(
             "experiment": benchmark(experiment).id, "ratio": key, "quick": q, "full": f,
             "seed": seed, "difference": difference,
             "within": None if difference is None else abs(difference) <= tolerance,
+            # what a quick run is for: the lesson's direction (which side of 1 the ratio lies)
+            "same_direction": None if difference is None else (q > 1) == (f > 1),
         })  # fmt: skip
     return rows
 
