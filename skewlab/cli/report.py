@@ -32,7 +32,9 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_size_option(
-        parser, "tiny: seconds; quick: minutes on a laptop (default); full: the seeds' sizes"
+        parser,
+        "tiny: seconds; quick: about two minutes, each lesson's direction (default); "
+        "full: the seeds' sizes",
     )
     parser.add_argument("--out", default=None, help="output directory (default: reports/)")
     parser.add_argument(

@@ -153,7 +153,7 @@ def render_report(
     their measurements would share the machine's cores.
 
     Args:
-        size: ``quick`` (the default; about 3 minutes on 2 cores), ``full`` (the seeds'
+        size: ``quick`` (the default; about 2 minutes on 2 cores), ``full`` (the seeds'
             sizes), or ``tiny`` (what the tests render).
         out: output directory (default ``reports/``); must not be an existing file.
         notebooks: the notebooks to run (default: all of ``notebooks/``).
