@@ -229,18 +229,12 @@ def claims_table(chapter: str, *, size: str | None = None, **results: Any) -> Cl
             f"chapter {chapter!r} has no claims about {unknown[0]!r}: its sources are "
             f"{', '.join(sources) or 'none'}"
         )
-    if size is None:
-        size = (
-            next(
-                (
-                    getattr(r, "size", None) or (r.get("size") if isinstance(r, Mapping) else None)
-                    for r in results.values()
-                    if getattr(r, "size", None) or isinstance(r, Mapping)
-                ),
-                None,
-            )
-            or "this size"
+    if size is None:  # a result's own size word (a DataFrame's .size is a count, not that)
+        named = (
+            r.get("size") if isinstance(r, Mapping) else getattr(r, "size", None)
+            for r in results.values()
         )
+        size = next((s for s in named if isinstance(s, str)), None) or "this size"
     references = {s: load_reference(s) for s in results if s in BENCHMARKS}
     rows = []
     for claim in claims:

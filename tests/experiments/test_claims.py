@@ -99,3 +99,11 @@ def test_bad_names_are_refused():
         claim("buffering", "nope")
     with pytest.raises(SkewlabInputError, match="no claims about 'views'"):
         claims_table("buffering", views=1)
+
+
+def test_a_claims_table_names_this_runs_size_from_the_result_or_not_at_all():
+    import pandas as pd
+
+    sweep = pd.DataFrame({"trigger_interval_ms": [10.0, 500.0], "latency_p50_ms": [5.0, 250.0]})
+    assert claims_table("buffering", latency_sweep=sweep).size == "this size"  # not its .size
+    assert claims_table("buffering", buffering={"size": "quick", "summary": {}}).size == "quick"
