@@ -12,11 +12,10 @@ import sys
 
 from skewlab.cli._deprecated import deprecation_line, hide_suppressed_commands
 from skewlab.cli._size_option import add_size_option
-from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import BENCHMARKS, Benchmark, benchmark, is_alias
 from skewlab.experiments.headlines import TOLERANCE, compare_sizes, compared_benchmarks
 from skewlab.experiments.machine import describe_machine
-from skewlab.experiments.references import REFERENCE_SIZE, save_reference
+from skewlab.experiments.references import check_reference_size, save_reference
 
 EXAMPLES = """\
 examples:
@@ -119,11 +118,8 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     bench = benchmark(args.experiment)
-    if args.save_reference and args.size != REFERENCE_SIZE:
-        raise SkewlabInputError(
-            f"--save-reference needs --size {REFERENCE_SIZE}: a reference is measured at the "
-            f"seeds' sizes, not --size {args.size}"
-        )
+    if args.save_reference:
+        check_reference_size(args.size)  # before the run, not after it
     if is_alias(args.experiment):
         print(
             deprecation_line("skewlab bench", repr(args.experiment), repr(bench.id)),

@@ -40,12 +40,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import benchmark, size_settings
 from skewlab.experiments.machine import this_machine
+from skewlab.experiments.results import json_default
 
 __all__ = [
     "MAX_ROWS_BYTES",
     "REFERENCE_SIZE",
+    "check_reference_size",
     "code_fingerprint",
     "load_reference",
     "reference_path",
@@ -78,9 +81,27 @@ def references_dir() -> Path:
     return _PACKAGE_ROOT / "references"
 
 
-def reference_path(name: str) -> Path:
-    """The reference file of benchmark ``name``."""
-    return references_dir() / f"{benchmark(name).id}.json"
+def reference_path(name: str, directory: Path | None = None) -> Path:
+    """The reference file of benchmark ``name`` (under ``directory``, default
+    :func:`references_dir`)."""
+    return (Path(directory) if directory else references_dir()) / f"{benchmark(name).id}.json"
+
+
+def check_reference_size(size: str) -> None:
+    """Refuse a reference at any size but :data:`REFERENCE_SIZE`, before any work starts.
+
+    Example::
+
+        >>> check_reference_size("quick")
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: --save-reference needs --size full: a reference is measured at the seeds' sizes, not --size quick
+    """  # noqa: E501
+    if size != REFERENCE_SIZE:
+        raise SkewlabInputError(
+            f"--save-reference needs --size {REFERENCE_SIZE}: a reference is measured at the "
+            f"seeds' sizes, not --size {size}"
+        )
 
 
 def _module_file(module: str) -> Path | None:
@@ -145,6 +166,7 @@ def timed_modules(name: str) -> tuple[str, ...]:
     return tuple(sorted(str(p.relative_to(_PACKAGE_ROOT.parent)) for p in files))
 
 
+@cache
 def code_fingerprint(name: str, size: str = REFERENCE_SIZE) -> str:
     """A 16-hex-digit hash of benchmark ``name``'s timed source files and its size settings."""
     digest = hashlib.sha256()
@@ -198,37 +220,22 @@ def save_reference(result: Any, directory: Path | None = None) -> Path:
 
     The provenance is taken now, so call it right after the run, from the checkout that ran it.
     """
-    from skewlab.errors import SkewlabInputError
-
-    if result.size != REFERENCE_SIZE:
-        raise SkewlabInputError(
-            f"a reference is measured at --size {REFERENCE_SIZE} (the seeds' sizes), "
-            f"not {result.size!r}"
-        )
+    check_reference_size(result.size)
     bench = benchmark(result.experiment)
-    rows = json.loads(json.dumps(result.rows, default=_plain))
-    rows_bytes = len(json.dumps(rows))
+    rows = json.dumps(result.rows, default=json_default)
+    kept = len(rows) <= MAX_ROWS_BYTES
     body = {
         "experiment": bench.id,
         "size": result.size,
         "provenance": provenance(bench.id, result.size),
-        "summary": json.loads(json.dumps(result.summary, default=_plain)),
-        "rows": rows if rows_bytes <= MAX_ROWS_BYTES else None,
-        "rows_left_out": None if rows_bytes <= MAX_ROWS_BYTES else f"{rows_bytes:,} bytes",
+        "summary": result.summary,
+        "rows": json.loads(rows) if kept else None,
+        "rows_left_out": None if kept else f"{len(rows):,} bytes",
     }
-    directory = Path(directory) if directory else references_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{bench.id}.json"
-    path.write_text(json.dumps(body, indent=1, sort_keys=False) + "\n")
+    path = reference_path(bench.id, directory)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(body, indent=1, default=json_default) + "\n")
     return path
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "item"):
-        return value.item()
-    if isinstance(value, tuple | set):
-        return list(value)
-    return str(value)
 
 
 def load_reference(name: str, directory: Path | None = None) -> dict[str, Any] | None:
@@ -239,11 +246,8 @@ def load_reference(name: str, directory: Path | None = None) -> dict[str, Any] |
         >>> load_reference("value_state", Path("/nonexistent")) is None
         True
     """
-    directory = Path(directory) if directory else references_dir()
-    path = directory / f"{benchmark(name).id}.json"
-    if not path.is_file():
-        return None
-    return json.loads(path.read_text())
+    path = reference_path(name, directory)
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def reference_status(reference: dict[str, Any] | None) -> str:

@@ -32,7 +32,15 @@ from skewlab.experiments.chapters import benchmark
 from skewlab.experiments.machine import this_machine
 from skewlab.operators.count_loops import IMPLEMENTATION as CORES
 
-__all__ = ["BenchResult", "bench_rows", "bench_summary", "latest_result", "median_of", "spread"]
+__all__ = [
+    "BenchResult",
+    "bench_rows",
+    "bench_summary",
+    "json_default",
+    "latest_result",
+    "median_of",
+    "spread",
+]
 
 
 @dataclass
@@ -77,7 +85,7 @@ class BenchResult:
         base = directory / f"{self.experiment}-{self.size}-{stamp}"
         csv, js = base.with_suffix(".csv"), base.with_suffix(".json")
         self.frame().to_csv(csv, index=False)
-        js.write_text(json.dumps(self.to_json_dict(), indent=2, default=_plain) + "\n")
+        js.write_text(json.dumps(self.to_json_dict(), indent=2, default=json_default) + "\n")
         self.files = [csv, js]
         return self.files
 
@@ -135,7 +143,15 @@ def median_of(rows, field: str, **where: Any) -> float | None:
     return spread(r[field] for r in rows if all(r.get(k) == v for k, v in where.items()))["median"]
 
 
-def _plain(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """``json.dumps``'s ``default`` for result files: a numpy scalar as its Python value.
+
+    Example::
+
+        >>> import numpy as np
+        >>> json.dumps({"x": np.float64(1.5)}, default=json_default)
+        '{"x": 1.5}'
+    """
     if hasattr(value, "item"):
         return value.item()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
