@@ -74,7 +74,8 @@ def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):
 
 def test_the_chapters_claims_read_this_tiny_run(result):
     # tiny measures 1,000 and 20 keys: the 20-key claims are measured, the 20,000-key ones not
-    outcomes = {c.id: c.evaluate(result) for c in chapter_claims("buffering")}
+    claims = [c for c in chapter_claims("buffering") if c.source == "buffering"]
+    outcomes = {c.id: c.evaluate(result) for c in claims}
     at_20 = outcomes["buffer_wins_at_20_keys"]
     assert at_20.figures == {"speedup": result.summary["speedup_at_20_keys"]}
     assert at_20.held == (result.summary["speedup_at_20_keys"] > 1)

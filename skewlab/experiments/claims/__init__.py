@@ -49,7 +49,9 @@ __all__ = [
     "chapter_claims",
     "claim",
     "count_held",
+    "latency_ends",
     "summary_of",
+    "summary_value",
 ]
 
 HELD, NOT_HELD, NOT_MEASURED = "held", "not held", "not measured"
@@ -62,6 +64,46 @@ def summary_of(result: Any) -> Mapping[str, Any]:
     if isinstance(result, Mapping):
         return result.get("summary", {})
     return getattr(result, "summary", {})
+
+
+def summary_value(result: Any, key: str) -> Any:
+    """One figure of a result's summary (``None`` where it has none).
+
+    Example::
+
+        >>> summary_value({"summary": {"speedup_1000": 5.2}}, "speedup_1000")
+        5.2
+    """
+    return summary_of(result).get(key)
+
+
+def latency_ends(rows) -> dict[str, float] | None:
+    """The median latency at the shortest and the longest trigger interval of a latency sweep
+    (rows with ``trigger_interval_ms`` and ``latency_p50_ms``; rows without an interval, a
+    baseline, left out): ``short``, ``long``, ``p50_short``, ``p50_long``; ``None`` for fewer
+    than two intervals.
+
+    Example::
+
+        >>> latency_ends([{"trigger_interval_ms": 500.0, "latency_p50_ms": 250.0},
+        ...               {"trigger_interval_ms": None, "latency_p50_ms": 0.2},
+        ...               {"trigger_interval_ms": 10.0, "latency_p50_ms": 5.0}])
+        {'short': 10.0, 'long': 500.0, 'p50_short': 5.0, 'p50_long': 250.0}
+    """
+    timed = sorted(
+        (r for r in rows if r.get("trigger_interval_ms") == r.get("trigger_interval_ms")
+         and r.get("trigger_interval_ms") is not None),
+        key=lambda r: r["trigger_interval_ms"],
+    )  # fmt: skip
+    if len(timed) < 2:
+        return None
+    first, last = timed[0], timed[-1]
+    return {
+        "short": float(first["trigger_interval_ms"]),
+        "long": float(last["trigger_interval_ms"]),
+        "p50_short": float(first["latency_p50_ms"]),
+        "p50_long": float(last["latency_p50_ms"]),
+    }
 
 
 def rows_of(result: Any) -> list[dict[str, Any]]:

@@ -6,17 +6,10 @@ is simulated from them by routing the real keys through Flink's key groups.
 
 from __future__ import annotations
 
-from skewlab.experiments.claims import Claim, rows_of, summary_of
+from skewlab.experiments.claims import Claim, rows_of, summary_value
+from skewlab.experiments.headlines import TOLERANCE  # the project's one tolerance
 
 __all__ = ["CLAIMS"]
-
-#: How far the simulated capacity may lie from the measured one (the project's quick-vs-full
-#: tolerance, :data:`skewlab.experiments.headlines.TOLERANCE`).
-TOLERANCE = 0.15
-
-
-def _s(result, key: str):
-    return summary_of(result).get(key)
 
 
 def _simulation_error(result):
@@ -43,9 +36,9 @@ CLAIMS = (
         ),
         measured=("uniform, naive: quickest catch-up {hours:.2f} h at P={best}, normal P={normal}"),
         figures=lambda r: {
-            "hours": _s(r, "uniform_naive_best_hours"),
-            "best": _s(r, "uniform_naive_best_parallelism"),
-            "normal": _s(r, "normal_parallelism"),
+            "hours": summary_value(r, "uniform_naive_best_hours"),
+            "best": summary_value(r, "uniform_naive_best_parallelism"),
+            "normal": summary_value(r, "normal_parallelism"),
         },
         check=lambda f: f["best"] > f["normal"],
         seed="MediaMath scaled out from a savepoint to clear the backlog (seed 002)",
@@ -63,8 +56,8 @@ CLAIMS = (
             "records/s (naive)"
         ),
         figures=lambda r: {
-            "zipf": _s(r, "zipf_naive_capacity_ceiling"),
-            "uniform": _s(r, "uniform_naive_capacity_ceiling"),
+            "zipf": summary_value(r, "zipf_naive_capacity_ceiling"),
+            "uniform": summary_value(r, "uniform_naive_capacity_ceiling"),
         },
         check=lambda f: f["zipf"] < f["uniform"],
         seed="",
@@ -80,8 +73,8 @@ CLAIMS = (
             "records/s"
         ),
         figures=lambda r: {
-            "buffered": _s(r, "zipf_buffered_capacity_ceiling"),
-            "naive": _s(r, "zipf_naive_capacity_ceiling"),
+            "buffered": summary_value(r, "zipf_buffered_capacity_ceiling"),
+            "naive": summary_value(r, "zipf_naive_capacity_ceiling"),
         },
         check=lambda f: f["buffered"] > f["naive"],
         seed="",

@@ -9,7 +9,7 @@ per record that explain it.
 
 from __future__ import annotations
 
-from skewlab.experiments.claims import Claim, rows_of, summary_of
+from skewlab.experiments.claims import Claim, latency_ends, rows_of, summary_of
 
 __all__ = ["CLAIMS"]
 
@@ -125,22 +125,9 @@ CLAIMS = (
             "median latency {p50_short:.0f} ms at a {short:.0f} ms interval, {p50_long:.0f} ms "
             "at {long:.0f} ms"
         ),
-        figures=lambda sweep: _latency_ends(sweep),
+        figures=lambda sweep: latency_ends(sweep.to_dict("records")),
         check=lambda f: f["p50_long"] > f["p50_short"],
         seed="the article: buffering trades median latency for throughput",
         why="A record waits for the next flush: about half an interval on average.",
     ),
 )
-
-
-def _latency_ends(sweep):
-    buffered = sweep[sweep["trigger_interval_ms"].notna()].sort_values("trigger_interval_ms")
-    if len(buffered) < 2:
-        return None
-    first, last = buffered.iloc[0], buffered.iloc[-1]
-    return {
-        "short": float(first["trigger_interval_ms"]),
-        "long": float(last["trigger_interval_ms"]),
-        "p50_short": float(first["latency_p50_ms"]),
-        "p50_long": float(last["latency_p50_ms"]),
-    }

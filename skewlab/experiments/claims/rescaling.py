@@ -6,13 +6,9 @@ index, and Flink's key groups (read only the key-group ranges a new subtask owns
 
 from __future__ import annotations
 
-from skewlab.experiments.claims import Claim, summary_of
+from skewlab.experiments.claims import Claim, summary_value
 
 __all__ = ["CLAIMS"]
-
-
-def _s(result, key: str):
-    return summary_of(result).get(key)
 
 
 CLAIMS = (
@@ -21,7 +17,7 @@ CLAIMS = (
         source="rescaling",
         statement="Restoring through key groups reads fewer bytes than reading every old file.",
         measured="bytes read: read-all / key groups = {ratio:.1f}x (realistic cases)",
-        figures=lambda r: {"ratio": _s(r, "bytes_read_ratio_naive_over_keygroups")},
+        figures=lambda r: {"ratio": summary_value(r, "bytes_read_ratio_naive_over_keygroups")},
         check=lambda f: f["ratio"] > 1,
         seed="Figure 3: a new subtask reads only the key-group ranges it owns (seed 002)",
         why="Read-all reads every old subtask's file and drops the keys it does not own.",
@@ -31,7 +27,7 @@ CLAIMS = (
         source="rescaling",
         statement="Every key-group restore read exactly the bytes of the entries it kept.",
         measured="bytes read equal the bytes owned in every key-group restore: {owned}",
-        figures=lambda r: {"owned": _s(r, "keygroups_read_only_owned_bytes")},
+        figures=lambda r: {"owned": summary_value(r, "keygroups_read_only_owned_bytes")},
         check=lambda f: f["owned"] is True,
         seed="Figure 3 (seed 002)",
         why="Entries are written grouped by key group with per-group offsets, so a range is "
@@ -42,7 +38,7 @@ CLAIMS = (
         source="rescaling",
         statement="A per-key index makes more read requests than key groups: one per key.",
         measured="read requests: per-key index / key groups = {ratio:,.0f}x",
-        figures=lambda r: {"ratio": _s(r, "requests_ratio_index_over_keygroups")},
+        figures=lambda r: {"ratio": summary_value(r, "requests_ratio_index_over_keygroups")},
         check=lambda f: f["ratio"] > 1,
         seed="seed 002: key groups avoid random reads of single keys",
         why="Key groups read each owned range with one request per old file.",

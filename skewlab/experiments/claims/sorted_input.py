@@ -11,19 +11,15 @@ memory, one key's state whatever the number of keys.
 
 from __future__ import annotations
 
-from skewlab.experiments.claims import Claim, summary_of
+from skewlab.experiments.claims import Claim, summary_value
 
 __all__ = ["CLAIMS"]
 
 OPERATIONS = (("add", "valueAdd"), ("get", "valueGet"), ("update", "valueUpdate"))
 
 
-def _s(result, key: str):
-    return summary_of(result).get(key)
-
-
 def _memory(result):
-    by_k = _s(result, "peak_memory_bytes_by_k") or {}
+    by_k = summary_value(result, "peak_memory_bytes_by_k") or {}
     sorted_, heap = by_k.get("sorted", {}), by_k.get("heap", {})
     ks = sorted(int(k) for k in sorted_ if k in heap)
     if len(ks) < 2:
@@ -38,7 +34,7 @@ def _memory(result):
 
 
 def _lowest(result, prefix: str):
-    ratios = [_s(result, f"{prefix}_{op}") for op, _ in OPERATIONS]
+    ratios = [summary_value(result, f"{prefix}_{op}") for op, _ in OPERATIONS]
     if any(r is None for r in ratios):
         return None
     return {"lowest": min(ratios), "add": ratios[0], "get": ratios[1], "update": ratios[2]}
@@ -50,7 +46,7 @@ CLAIMS = (
         source="sorted_input",
         statement="Sorted input finishes before keyed state on RocksDB, its sort included.",
         measured="RocksDB's job time / sorted input's: {ratio:.2f}x",
-        figures=lambda r: {"ratio": _s(r, "rocksdb_over_sorted")},
+        figures=lambda r: {"ratio": summary_value(r, "rocksdb_over_sorted")},
         check=lambda f: f["ratio"] > 1,
         seed="7.5x (114,884 ms / 15,410 ms, FLIP-140)",
         why="RocksDB pays a serialisation, a deserialisation and two native calls per record; "
@@ -64,7 +60,7 @@ CLAIMS = (
             "faster than the heap at 4,000,000 keys) reverses on this runtime."
         ),
         measured="heap's job time / sorted input's: {ratio:.2f}x (below 1: the heap is faster)",
-        figures=lambda r: {"ratio": _s(r, "heap_over_sorted")},
+        figures=lambda r: {"ratio": summary_value(r, "heap_over_sorted")},
         check=lambda f: f["ratio"] < 1,
         seed="1.95x: sorted input faster than the heap (30,126 ms / 15,410 ms, FLIP-140)",
         why=(
@@ -100,7 +96,7 @@ CLAIMS = (
             "within 25 % of sort-then-group's job time."
         ),
         measured="sorted input's job time / sort-then-group's: {ratio:.2f}x",
-        figures=lambda r: {"ratio": _s(r, "sorted_over_sort_group")},
+        figures=lambda r: {"ratio": summary_value(r, "sorted_over_sort_group")},
         check=lambda f: abs(f["ratio"] - 1) < 0.25,
         seed="1.12x (15,410 ms / 13,810 ms, FLIP-140)",
         why="Both sort every record; the single-key backend adds one key comparison and a "

@@ -6,18 +6,14 @@ at 250 / 500 / 1,000 entries, throughput 0.956x / 1.87x / 21.6x RocksDB alone.
 
 from __future__ import annotations
 
-from skewlab.experiments.claims import Claim, summary_of
+from skewlab.experiments.claims import Claim, summary_value
 
 __all__ = ["CLAIMS"]
 
 
-def _s(result, key: str):
-    return summary_of(result).get(key)
-
-
 def _zero_hit(result):
-    costs = _s(result, "zero_hit_costs")
-    speedup = _s(result, "speedup_250")
+    costs = summary_value(result, "zero_hit_costs")
+    speedup = summary_value(result, "speedup_250")
     if not costs or not speedup:
         return None
     return {
@@ -36,9 +32,9 @@ CLAIMS = (
         ),
         measured="hit ratio {h250:.1%} / {h500:.1%} / {h1000:.1%} at 250 / 500 / 1,000 entries",
         figures=lambda r: {
-            "h250": _s(r, "hit_ratio_250"),
-            "h500": _s(r, "hit_ratio_500"),
-            "h1000": _s(r, "hit_ratio_1000"),
+            "h250": summary_value(r, "hit_ratio_250"),
+            "h500": summary_value(r, "hit_ratio_500"),
+            "h1000": summary_value(r, "hit_ratio_1000"),
         },
         check=lambda f: f["h250"] < 0.01 and abs(f["h500"] - 0.5) < 0.01 and f["h1000"] > 0.99,
         seed="0 % / 50 % / 100 % (FLIP-325)",
@@ -50,7 +46,7 @@ CLAIMS = (
         source="state_cache",
         statement="When every key fits (1,000 entries) the cache beats RocksDB alone.",
         measured="job throughput at 1,000 entries: {speedup:.1f}x RocksDB alone",
-        figures=lambda r: {"speedup": _s(r, "speedup_1000")},
+        figures=lambda r: {"speedup": summary_value(r, "speedup_1000")},
         check=lambda f: f["speedup"] > 1,
         seed="21.6x (FLIP-325, the JVM)",
         why="At 100 % hits no record reaches RocksDB between checkpoints.",
@@ -61,9 +57,9 @@ CLAIMS = (
         statement="The speedup grows with the hit ratio: 250 < 500 < 1,000 entries.",
         measured="{s250:.2f}x / {s500:.2f}x / {s1000:.1f}x at 250 / 500 / 1,000 entries",
         figures=lambda r: {
-            "s250": _s(r, "speedup_250"),
-            "s500": _s(r, "speedup_500"),
-            "s1000": _s(r, "speedup_1000"),
+            "s250": summary_value(r, "speedup_250"),
+            "s500": summary_value(r, "speedup_500"),
+            "s1000": summary_value(r, "speedup_1000"),
         },
         check=lambda f: f["s250"] < f["s500"] < f["s1000"],
         seed="0.956x / 1.87x / 21.6x (FLIP-325)",
@@ -74,7 +70,7 @@ CLAIMS = (
         source="state_cache",
         statement="At 0 % hits the cache costs less than 10 % of RocksDB alone's throughput.",
         measured="job throughput at 250 entries (0 % hits): {speedup:.3f}x RocksDB alone",
-        figures=lambda r: {"speedup": _s(r, "speedup_250")},
+        figures=lambda r: {"speedup": summary_value(r, "speedup_250")},
         check=lambda f: f["speedup"] > 0.9,
         seed="0.956x: a 4.4 % loss (FLIP-325)",
         why="At 0 % hits every record still pays RocksDB's read and write, plus the cache's "
@@ -113,8 +109,8 @@ CLAIMS = (
         ),
         measured="at 1,000 entries: operator CPU {operator:.1f}x, job {job:.1f}x",
         figures=lambda r: {
-            "operator": _s(r, "operator_speedup_1000"),
-            "job": _s(r, "speedup_1000"),
+            "operator": summary_value(r, "operator_speedup_1000"),
+            "job": summary_value(r, "speedup_1000"),
         },
         check=lambda f: f["operator"] > f["job"],
         seed="21.6x for the whole JVM job (FLIP-325)",
