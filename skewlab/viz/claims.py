@@ -25,7 +25,6 @@ Example::
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,7 +72,8 @@ class ClaimsTable:
     chapter: str
     size: str
     rows: list[ClaimRow]
-    references: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    #: per benchmark source, its reference's provenance line (or that none ships yet)
+    references: dict[str, str] = field(default_factory=dict)
 
     def counts(self) -> dict[str, dict[str, int]]:
         """How many claims held, did not hold, and were not measured, in this run and in the
@@ -103,10 +103,7 @@ class ClaimsTable:
                 }
                 for r in self.rows
             ],
-            "references": {
-                source: None if ref is None else _provenance_text(ref)
-                for source, ref in self.references.items()
-            },
+            "references": self.references,
         }
 
     def _repr_mimebundle_(self, include=None, exclude=None):
@@ -129,8 +126,8 @@ class ClaimsTable:
                 r.reference is not None and r.reference.status == NOT_HELD
             ):
                 lines.append(f"  why: {r.claim.why}")
-        for source, ref in self.references.items():
-            lines.append(f"reference for {source}: {_provenance_text(ref)}")
+        for source, line in self.references.items():
+            lines.append(f"reference for {source}: {line}")
         return "\n".join(lines)
 
     def _html(self) -> str:
@@ -166,10 +163,9 @@ class ClaimsTable:
                     f"<li><b>{lead}:</b> {html.escape(r.claim.statement)} "
                     f"{html.escape(r.claim.why)}</li>"
                 )
-        for source, ref in self.references.items():
+        for source, line in self.references.items():
             notes.append(
-                f"<li>Reference for <code>{html.escape(source)}</code>: "
-                f"{html.escape(_provenance_text(ref))}</li>"
+                f"<li>Reference for <code>{html.escape(source)}</code>: {html.escape(line)}</li>"
             )
         return (
             "<div class='skewlab-claims'><table>"
@@ -248,7 +244,8 @@ def claims_table(chapter: str, *, size: str | None = None, **results: Any) -> Cl
                 None if claim.source not in BENCHMARKS else claim.evaluate(reference),
             )
         )
-    return ClaimsTable(chapter, size, rows, references)
+    lines = {source: _provenance_text(ref) for source, ref in references.items()}
+    return ClaimsTable(chapter, size, rows, lines)
 
 
 def outcomes_from_notebook(notebook: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -265,9 +262,7 @@ def outcomes_from_notebook(notebook: Mapping[str, Any]) -> list[dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for cell in notebook.get("cells", []):
         for output in cell.get("outputs", []) or []:
-            data = (output.get("data") or {}).get(MIME_TYPE)
-            if isinstance(data, str):
-                data = json.loads(data)
-            for claim in (data or {}).get("claims", []):
+            data = (output.get("data") or {}).get(MIME_TYPE) or {}  # JSON: a dict in nbformat
+            for claim in data.get("claims", []):
                 found[claim["id"]] = claim
     return list(found.values())
