@@ -293,10 +293,7 @@ def describe(result) -> str:
 
 
 def _speedup_text(s: dict | None) -> str:
-    if not s or s["median"] is None:
-        return "-"
-    text = spread_text(s, ".3f")
-    return text.replace(" [", "x [", 1) if "[" in text else text + "x"
+    return spread_text(s, ".3f", "x") if s else "-"
 
 
 def format_summary(result: BenchResult) -> str:

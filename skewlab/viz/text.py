@@ -64,10 +64,11 @@ def times(value: float | None, spec: str = ".1f", missing: str = "-") -> str:
     return missing if value is None else f"{format(value, spec)}x"
 
 
-def spread_text(spread: dict, spec: str) -> str:
+def spread_text(spread: dict, spec: str, unit: str = "") -> str:
     """A spread of runs (:func:`~skewlab.experiments.results.spread`: ``min``, ``median``,
-    ``max``) as ``median [min..max]``, each by ``spec``; one figure where the runs do not
-    spread (one run: its min, median and max are one value); ``-`` when nothing was measured.
+    ``max``) as ``median [min..max]``, each by ``spec`` (``unit`` after the median, e.g. ``x``);
+    one figure where the runs do not spread (one run: its min, median and max are one value);
+    ``-`` when nothing was measured.
 
     Example::
 
@@ -75,14 +76,13 @@ def spread_text(spread: dict, spec: str) -> str:
         '12,500 [9,000..13,000]'
         >>> spread_text({"min": 17_413.0, "median": 17_413.0, "max": 17_413.0}, ",.0f")
         '17,413'
+        >>> spread_text({"min": 0.91, "median": 0.93, "max": 0.95}, ".3f", "x")
+        '0.930x [0.910..0.950]'
         >>> spread_text({"min": None, "median": None, "max": None}, ".2f")
         '-'
     """
     if spread["median"] is None:
         return "-"
-    if format(spread["min"], spec) == format(spread["max"], spec):
-        return format(spread["median"], spec)
-    return (
-        f"{format(spread['median'], spec)} "
-        f"[{format(spread['min'], spec)}..{format(spread['max'], spec)}]"
-    )
+    median = format(spread["median"], spec) + unit
+    low, high = format(spread["min"], spec), format(spread["max"], spec)
+    return median if low == high else f"{median} [{low}..{high}]"
