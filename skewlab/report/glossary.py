@@ -12,9 +12,10 @@ Example::
 
 from __future__ import annotations
 
-import os
 from importlib import resources
 from pathlib import Path
+
+from skewlab.report.index import write_page
 
 __all__ = ["glossary_markdown", "write_glossary"]
 
@@ -40,8 +41,4 @@ body {{ line-height: 1.5; }} code {{ background: #f4f4f4; padding: 0 .2em; }}
 {body}
 </body></html>
 """
-    path = Path(out_dir) / "glossary.html"
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(page, encoding="utf-8")
-    os.replace(partial, path)
-    return path
+    return write_page(Path(out_dir) / "glossary.html", page)

@@ -11,7 +11,7 @@ import html
 import os
 from pathlib import Path
 
-__all__ = ["write_index"]
+__all__ = ["write_index", "write_page"]
 
 
 def write_index(result, *, total: int | None = None, state: str = "complete") -> Path:
@@ -76,7 +76,20 @@ with skewlab), beside the seed's figure. Words: <a href="glossary.html">the glos
 </ol>
 </body></html>
 """
-    partial = result.index.with_name(result.index.name + ".partial")
+    return write_page(result.index, page)
+
+
+def write_page(path: Path, page: str) -> Path:
+    """Replace ``path`` whole with ``page``: written beside it, then renamed, so that a reader
+    never opens half a page.
+
+    Example::
+
+        >>> import tempfile
+        >>> write_page(Path(tempfile.mkdtemp()) / "p.html", "<p>x</p>").read_text()
+        '<p>x</p>'
+    """
+    partial = path.with_name(path.name + ".partial")
     partial.write_text(page, encoding="utf-8")
-    os.replace(partial, result.index)
-    return result.index
+    os.replace(partial, path)
+    return path

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from skewlab.experiments.claims import HELD, count_held
 from skewlab.report.kernel import SharedKernel, report_environment
 from skewlab.report.timing import NotebookTiming, cell_durations
 from skewlab.viz.claims import outcomes_from_notebook
@@ -84,12 +85,11 @@ class NotebookReport:
         """
         if not self.claims:
             return ""
-        held = sum(c["this_run"] == "held" for c in self.claims)
-        referenced = [c for c in self.claims if c.get("reference") is not None]
+        held = count_held(c["this_run"] for c in self.claims)[HELD]
         line = f"claims held: {held} of {len(self.claims)} in this run"
+        referenced = [c["reference"] for c in self.claims if c.get("reference") is not None]
         if referenced:
-            ref_held = sum(c["reference"] == "held" for c in referenced)
-            line += f", {ref_held} of {len(referenced)} in the reference"
+            line += f", {count_held(referenced)[HELD]} of {len(referenced)} in the reference"
         return line
 
 

@@ -27,6 +27,7 @@ from skewlab.report.notebook import (
     render_notebook,
 )
 from skewlab.report.timing import format_timings
+from skewlab.state.metadata_file import write_json_atomically
 from skewlab.validation import check_choice, check_writable_dir
 
 __all__ = ["ReportResult", "notebook_paths", "render_report", "select_notebooks"]
@@ -213,9 +214,6 @@ def write_claims(result: ReportResult) -> Path:
     """Write ``claims.json`` beside the index: per notebook, every claim it showed with its
     outcome in this run and in the reference (what ``skewlab report`` sums up at the end)."""
     path = result.index.with_name("claims.json")
-    body = {
-        "size": result.size,
-        "notebooks": {nb.name: nb.claims for nb in result.notebooks},
-    }
-    path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+    notebooks = {nb.name: nb.claims for nb in result.notebooks}
+    write_json_atomically(path, {"size": result.size, "notebooks": notebooks})
     return path

@@ -79,9 +79,9 @@ class ClaimsTable:
         """How many claims held, did not hold, and were not measured, in this run and in the
         reference (claims whose source has no reference count as not measured there)."""
         return {
-            "this_run": count_held(r.this_run for r in self.rows),
+            "this_run": count_held(r.this_run.status for r in self.rows),
             "reference": count_held(
-                r.reference or Outcome(r.claim, NOT_MEASURED) for r in self.rows
+                NOT_MEASURED if r.reference is None else r.reference.status for r in self.rows
             ),
         }
 

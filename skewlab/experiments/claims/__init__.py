@@ -196,16 +196,17 @@ def claim(chapter_id: str, claim_id: str) -> Claim:
     return by_id[claim_id]
 
 
-def count_held(outcomes) -> dict[str, int]:
-    """How many outcomes held, did not, and were not measured.
+def count_held(statuses) -> dict[str, int]:
+    """How many of ``statuses`` (an outcome's ``status``: held / not held / not measured) are
+    each.
 
     Example::
 
         >>> c = Claim("x", "s", "s", "{v}", lambda r: {"v": r}, lambda f: f["v"] > 0)
-        >>> count_held([c.evaluate(1), c.evaluate(-1), c.evaluate(None)])
+        >>> count_held(c.evaluate(v).status for v in (1, -1, None))
         {'held': 1, 'not held': 1, 'not measured': 1}
     """
     counts = {HELD: 0, NOT_HELD: 0, NOT_MEASURED: 0}
-    for outcome in outcomes:
-        counts[outcome.status] += 1
+    for status in statuses:
+        counts[status] += 1
     return counts
