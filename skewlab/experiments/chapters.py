@@ -37,6 +37,7 @@ Example::
 
 from __future__ import annotations
 
+import argparse
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -69,6 +70,26 @@ SEED_CARDINALITIES = (20_000, 10_000, 5_000, 1_000, 500, 100, 50, 20, 10, 5, 2, 
 #: Seed 000's headline point: 20 distinct tweets (the summaries' ``..._at_20_keys``).
 SEED_KEYS = 20
 _CACHE_SWEEP = (50, 150, 250, 350, 450, 499, 500, 600, 750, 900, 999, 1000, 1250, 1500)
+
+
+def mib_list(text: str) -> tuple[int, ...]:
+    """A comma-separated list of whole MiB on the command line.
+
+    Example::
+
+        >>> mib_list("400, 700")
+        (400, 700)
+        >>> mib_list("400MB")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: '400MB' is not a comma-separated list of whole MiB (e.g. 400,700)
+    """  # noqa: E501
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of whole MiB (e.g. 400,700)"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -341,7 +362,44 @@ CHAPTERS: tuple[Chapter, ...] = (
                     "full": {"keys": 500_000, "runs": 5},  # flink-benchmarks' setupKeyCount
                 },
             ),
+            Benchmark(
+                id="memory_cap",
+                help="seed 001 (FLIP-140) where memory decides: WordCount with heap vs sorted "
+                "input under a memory cap (MiB) on each Python worker",
+                aliases=("memory-cap",),
+                formatter="format_memory_cap_summary",
+                options=(
+                    Option(
+                        "--caps-mb",
+                        "caps_mb",
+                        mib_list,
+                        "the Python workers' memory caps to run under, MiB, comma-separated "
+                        "(e.g. 400,700; a run without a cap is always added)",
+                    ),
+                ),
+                # a cap is an address-space limit (RLIMIT_AS): a worker with pyarrow and pandas
+                # loaded needs about 270 MiB of it before it holds any state
+                sizes={
+                    "tiny": {"n": 2_000_000, "k": 2_000_000, "caps_mb": (400,), "runs": 1},
+                    "quick": {"n": 4_000_000, "k": 4_000_000, "caps_mb": (400, 700), "runs": 1},
+                    "full": {
+                        "n": 40_000_000,
+                        "k": 4_000_000,
+                        "caps_mb": (300, 400, 500, 700, 1_000),
+                        "runs": 1,
+                    },
+                },
+            ),
         ),
+        # notebook 05's memory-cap section: millions of keys, too long for a quick report, so
+        # a quick (or tiny) report shows the shipped reference's run instead of its own
+        extra_sizes={
+            "memory_cap_section": {
+                "tiny": {"run": False},
+                "quick": {"run": False},
+                "full": {"run": True},
+            }
+        },
     ),
     Chapter(
         id="rescaling",

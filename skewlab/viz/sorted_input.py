@@ -1,5 +1,6 @@
 """Notebook 05, sorted input with single-key state (FLIP-140): WordCount time per strategy,
-peak memory at two K, the unsorted-input error, and the ValueState micro-benchmark.
+peak memory at two K, the runs under a memory cap per Python worker, the unsorted-input error,
+and the ValueState micro-benchmark.
 
 Every function takes a :class:`~skewlab.experiments.results.BenchResult` of
 :mod:`skewlab.experiments.sorted_input` or :mod:`skewlab.experiments.value_state` and returns a
@@ -19,6 +20,10 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from skewlab.engine.worker_memory import OUT_OF_MEMORY, WORKER_DID_NOT_START
+from skewlab.experiments.memory_cap import EXPERIMENT as MEMORY_CAP
+from skewlab.experiments.memory_cap import FINISHED
+from skewlab.experiments.memory_cap import STRATEGIES as CAP_STRATEGIES
 from skewlab.experiments.results import BenchResult, bench_summary
 from skewlab.experiments.sorted_input import HEADLINE_MEASURE, RATIOS, ratio_spread
 from skewlab.experiments.value_state import BACKENDS, OPERATIONS, SEED_OPS_PER_MS, SHORT_NAMES
@@ -26,14 +31,20 @@ from skewlab.experiments.value_state import RATIOS as VALUE_STATE_RATIOS
 from skewlab.inputs.wordcount import wordcount_input
 from skewlab.strategies.count import run_count
 from skewlab.viz.palette import COLORS, LABELS, TEMPLATE
+from skewlab.viz.reference_section import section_shown
 from skewlab.viz.text import number, spread_text, times
 
 __all__ = [
     "describe",
+    "describe_memory_cap",
     "describe_value_state",
+    "format_memory_cap_summary",
     "format_summary",
     "format_value_state_summary",
     "memory_by_k_figure",
+    "memory_cap_figure",
+    "memory_cap_shown",
+    "memory_cap_table",
     "strategy_table",
     "strategy_time_figure",
     "unsorted_input_demo",
@@ -468,3 +479,170 @@ def value_state_figure(result) -> go.Figure:
         yaxis={"title": "ops per wall-clock ms", "type": "log"},
     )
     return fig
+
+
+# --- where memory decides: the memory-cap benchmark (skewlab.experiments.memory_cap) ---
+
+#: How each outcome of a capped run is drawn: (colour, marker symbol).
+_CAP_MARKS = {
+    FINISHED: (COLORS["held"], "circle"),
+    OUT_OF_MEMORY: (COLORS["not_held"], "x"),
+    WORKER_DID_NOT_START: (COLORS["not_measured"], "square"),
+}
+#: The two sides' names in the memory-cap table, figure and sentences.
+_CAP_NAMES = {"heap": "heap", "sorted": "sorted input"}
+
+
+def memory_cap_shown(result) -> dict[str, Any] | None:
+    """The memory-cap summary to show: this run's (``result``, a
+    :class:`~skewlab.experiments.results.BenchResult` or its JSON) or, where a size leaves
+    the run out (``result`` is ``None``: tiny and quick reports), the shipped reference's.
+    The summary comes back with ``shown`` saying which, and a line says it too (``None``
+    when neither exists).
+
+    Example::
+
+        >>> memory_cap_shown({"summary": {"k": 10}})
+        this run's memory-cap runs:
+        {'k': 10, 'shown': 'this run'}
+    """
+    own = None if result is None else bench_summary(result)
+    summary, whose = section_shown(
+        own,
+        MEMORY_CAP,
+        lambda summary: summary,
+        what="memory-cap runs",
+        why="millions of keys: minutes, not seconds",
+    )
+    return None if summary is None else {**summary, "shown": whose}
+
+
+def _cap_label(cap: int | None) -> str:
+    return "no cap" if cap is None else f"{cap:,} MiB"
+
+
+def memory_cap_table(summary: dict[str, Any]) -> pd.DataFrame:
+    """Per cap on each Python worker: how heap and sorted input ended, and their job seconds
+    where they finished.
+
+    Example::
+
+        >>> memory_cap_table({"by_cap": [{"cap_mb": 400, "heap": "out of memory",
+        ...     "heap_job_seconds": None, "sorted": "finished", "sorted_job_seconds": 2.0}]}
+        ...     ).to_dict("records")  # doctest: +NORMALIZE_WHITESPACE
+        [{'cap per Python worker': '400 MiB', 'heap': 'out of memory', 'heap job s': '-',
+          'sorted input': 'finished', 'sorted input job s': '2.00'}]
+    """
+    rows = []
+    for entry in summary["by_cap"]:
+        row = {"cap per Python worker": _cap_label(entry["cap_mb"])}
+        for strategy in CAP_STRATEGIES:
+            label = _CAP_NAMES[strategy]
+            row[label] = entry[strategy]
+            row[f"{label} job s"] = number(entry[f"{strategy}_job_seconds"], ".2f")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _cap_order(outcome: str | None) -> int:
+    order = list(_CAP_MARKS)
+    return order.index(outcome) if outcome in order else len(order)
+
+
+def memory_cap_figure(summary: dict[str, Any]) -> go.Figure:
+    """Each side's outcome under each cap: finished (with its job seconds), out of memory, or
+    the worker could not start.
+
+    Example::
+
+        >>> fig = memory_cap_figure({"k": 4_000_000, "shown": "this run", "by_cap": [
+        ...     {"cap_mb": 400, "heap": "out of memory", "heap_job_seconds": None,
+        ...      "sorted": "finished", "sorted_job_seconds": 2.0}]})
+        >>> [t.name for t in fig.data]
+        ['finished', 'out of memory']
+    """
+    points: dict[str, list[tuple[str, str, str]]] = {}
+    for entry in summary["by_cap"]:
+        for strategy in CAP_STRATEGIES:
+            outcome, seconds = entry[strategy], entry[f"{strategy}_job_seconds"]
+            text = f"{seconds:.1f} s" if seconds is not None else (outcome or "")
+            points.setdefault(outcome, []).append(
+                (_cap_label(entry["cap_mb"]), _CAP_NAMES[strategy], text)
+            )
+    fig = go.Figure()
+    for outcome, marks in sorted(points.items(), key=lambda item: _cap_order(item[0])):
+        color, symbol = _CAP_MARKS.get(outcome, (COLORS["unlisted"], "diamond"))
+        fig.add_trace(
+            go.Scatter(
+                x=[m[0] for m in marks],
+                y=[m[1] for m in marks],
+                text=[m[2] for m in marks],
+                mode="markers+text",
+                textposition="top center",
+                marker={"color": color, "symbol": symbol, "size": 16},
+                name=outcome,
+            )
+        )
+    fig.update_layout(
+        title=f"WordCount at {summary['k']:,} keys under a memory cap per Python worker "
+        f"({summary['shown']})",
+        template=TEMPLATE,
+        xaxis={"title": "address space each Python worker may use", "type": "category"},
+        yaxis={"title": "", "type": "category"},
+    )
+    return fig
+
+
+def describe_memory_cap(summary: dict[str, Any]) -> str:
+    """What the memory-cap runs show, in sentences computed from ``summary`` and naming whose
+    runs they are (``summary["shown"]``).
+
+    Example::
+
+        >>> print(describe_memory_cap({"shown": "this run", "n": 40, "k": 4, "caps_mb": [400],
+        ...     "smallest_cap_finished_mb": {"heap": None, "sorted": 400},
+        ...     "sorted_only_caps_mb": [400], "all_digests_match": True,
+        ...     "records_accounted": True}))
+        In this run (40 records, 4 keys): sorted input finished under a cap as small as 400 MiB per Python worker; the heap finished under none of the caps (400 MiB), only without one. Under 400 MiB sorted input finished where the heap ran out of memory. Every finished run's counts equal Spark's groupBy().count(): True; every record accounted for: True.
+    """  # noqa: E501
+    smallest = summary["smallest_cap_finished_mb"]
+    caps = ", ".join(f"{c:,}" for c in summary["caps_mb"])
+
+    def finished(strategy: str) -> str:
+        name = {"heap": "the heap", "sorted": "sorted input"}[strategy]
+        if smallest[strategy] is None:
+            return f"{name} finished under none of the caps ({caps} MiB), only without one"
+        return (
+            f"{name} finished under a cap as small as {smallest[strategy]:,} MiB per Python worker"
+        )
+
+    text = (
+        f"In {summary['shown']} ({summary['n']:,} records, {summary['k']:,} keys): "
+        f"{finished('sorted')}; {finished('heap')}. "
+    )
+    both = summary["sorted_only_caps_mb"]
+    if both:
+        text += (
+            f"Under {', '.join(f'{c:,}' for c in both)} MiB sorted input finished where the "
+            "heap ran out of memory. "
+        )
+    else:
+        text += "No cap separated them: under none did sorted input finish and the heap fail. "
+    return text + (
+        f"Every finished run's counts equal Spark's groupBy().count(): "
+        f"{summary['all_digests_match']}; every record accounted for: "
+        f"{summary['records_accounted']}."
+    )
+
+
+def format_memory_cap_summary(result: BenchResult) -> str:
+    """What ``skewlab bench memory_cap`` prints: each cap's outcomes and the sentences.
+
+    Example::
+
+        >>> from skewlab.experiments.memory_cap import run_experiment
+        >>> print(format_memory_cap_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+    """  # noqa: E501
+    summary = {**bench_summary(result), "shown": "this run"}
+    table = memory_cap_table(summary).to_string(index=False)
+    return f"{table}\n{describe_memory_cap(summary)}"

@@ -29,7 +29,6 @@ from plotly.subplots import make_subplots
 
 from skewlab.engine.config import JobConfig
 from skewlab.experiments.chapters import SEED_KEYS
-from skewlab.experiments.references import load_reference
 from skewlab.experiments.results import BenchResult, bench_rows, bench_summary
 from skewlab.experiments.streaming import SEED_SPEEDUP_AT_20_KEYS, ratios_by_cardinality
 from skewlab.inputs.views import ViewSpec, generate_views
@@ -37,6 +36,7 @@ from skewlab.strategies import Streaming, run_strategy
 from skewlab.strategies.streaming import VARIANTS, hot_partitions
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, LEGEND_BELOW, TEMPLATE
+from skewlab.viz.reference_section import section_shown
 from skewlab.viz.text import times
 from skewlab.viz.titles import latency_title, seed_point
 
@@ -288,19 +288,15 @@ def rescale_shown(result, reference: Mapping[str, Any] | None = None) -> Mapping
         {'steps': []}
     """
     own = bench_summary(result).get("rescale")
-    if own is not None:
-        print("this run's rescale section:")
-        return own
-    reference = load_reference("streaming") if reference is None else reference
-    if not reference or "rescale" not in reference.get("summary", {}):
-        print("this size leaves the rescale section out, and no reference ships one")
-        return None
-    when = reference.get("provenance", {}).get("measured_at", "?")
-    print(
-        "this size leaves the rescale section out (its queries are a demonstration, not a "
-        f"claim); here is the shipped reference's, measured {when} at the full size:"
+    section, _ = section_shown(
+        own,
+        "streaming",
+        lambda summary: summary.get("rescale"),
+        what="rescale section",
+        why="its queries are a demonstration, not a claim",
+        reference=reference,
     )
-    return reference["summary"]["rescale"]
+    return section
 
 
 def rescale_table(rescale: Mapping[str, Any]) -> pd.DataFrame:
