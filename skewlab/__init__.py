@@ -56,6 +56,7 @@ _API = {
     "JobConfig": "skewlab.engine.config",
     "RunResult": "skewlab.engine.metrics",
     "subtask_load": "skewlab.engine.routing",
+    "diagnose": "skewlab.experiments.skew_doctor",
     "ViewSpec": "skewlab.inputs.views",
     "generate_views": "skewlab.inputs.views",
     "load_views": "skewlab.inputs.views",
@@ -113,6 +114,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for IDEs and type checkers (a test
     from skewlab.experiments.chapters import CHAPTERS, SIZES, size_settings
     from skewlab.experiments.references import load_reference
     from skewlab.experiments.results import latest_result
+    from skewlab.experiments.skew_doctor import diagnose
     from skewlab.inputs.lifecycle import lifecycle_events
     from skewlab.inputs.views import (
         ViewSpec,

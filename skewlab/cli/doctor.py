@@ -1,0 +1,113 @@
+"""``skewlab doctor``: point skewlab at your own records and learn which keys are hot and where
+their load lands in Flink, Spark and Kafka (:mod:`skewlab.experiments.skew_doctor`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from skewlab.engine.partitioners import ENGINES
+from skewlab.experiments.skew_doctor import DEFAULT_PARALLELISM, FORMATS
+
+EXAMPLES = """\
+examples:
+  skewlab doctor data/views.parquet --key tweet_id
+  skewlab doctor clicks.csv --key user_id --time ts --parallelism 4 8 --max-parallelism 128
+  skewlab doctor events.jsonl --key page --engine kafka --partitions 12 --json
+  skewlab doctor data/views.parquet --key tweet_id --html doctor.html
+"""
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "doctor",
+        help="diagnose the keys of your own records: hot keys, load per engine, parallelism",
+        description=(
+            "Read records through Spark (Parquet, CSV with a header, or JSON lines) and report "
+            "the hottest keys (exact counts), the number of distinct keys, a fitted Zipf "
+            "exponent, where the records land under Flink's key groups, Spark's "
+            "repartition(n, key) and Kafka's default partitioner (busiest over the mean, "
+            "FLIP-418's skew score), and what each Flink parallelism up to the max parallelism "
+            "can and cannot do. Only small aggregates reach the driver, whatever the input's "
+            "size."
+        ),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("path", help="a file or folder of records (a URI such as s3a://... too)")
+    parser.add_argument("--key", required=True, help="the key column")
+    parser.add_argument(
+        "--format",
+        choices=tuple(FORMATS),
+        help="the records' format (default: from the file endings)",
+    )
+    parser.add_argument(
+        "--time",
+        help="a time column (timestamp, or seconds since the epoch): the hottest key's peak "
+        "records per window",
+    )
+    parser.add_argument(
+        "--window-seconds",
+        type=float,
+        default=1.0,
+        help="the window of --time's peak, seconds (default 1)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=(*ENGINES, "all"),
+        default="all",
+        help="whose routing to compute (default all)",
+    )
+    parser.add_argument(
+        "--parallelism",
+        type=int,
+        nargs="+",
+        default=list(DEFAULT_PARALLELISM),
+        metavar="P",
+        help="Flink parallelisms to show subtask by subtask (default 2 4 8)",
+    )
+    parser.add_argument(
+        "--max-parallelism",
+        type=int,
+        metavar="M",
+        help="Flink's max parallelism, 1..32768 (default: Flink's default for the largest P)",
+    )
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        metavar="N",
+        help="Spark's shuffle partitions and Kafka's topic partitions (default: the largest P)",
+    )
+    parser.add_argument("--top", type=int, default=20, help="how many hot keys to list")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--html", metavar="OUT", help="also write the report as an HTML page")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from skewlab.engine.session import get_spark
+    from skewlab.experiments.skew_doctor import diagnose, read_records
+    from skewlab.viz.skew_doctor import doctor_text, write_html
+
+    spark = get_spark()
+    records = read_records(spark, args.path, args.format)
+    report = diagnose(
+        records,
+        args.key,
+        time=args.time,
+        engines=args.engine if args.engine == "all" else (args.engine,),
+        parallelism=tuple(args.parallelism),
+        max_parallelism=args.max_parallelism,
+        partitions=args.partitions,
+        top=args.top,
+        window_seconds=args.window_seconds,
+        progress=not args.json,
+    )
+    report["input"]["path"] = args.path
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        print(doctor_text(report))
+    if args.html:
+        print(f"report: {write_html(report, args.html)}")
+    return 0

@@ -1,0 +1,413 @@
+"""The skew doctor: a user's own records -- which keys are hot, where their load lands in Flink,
+Spark and Kafka, and what parallelism can and cannot do about it.
+
+Everything is computed by Spark from the records, and only small results reach the driver: the
+top keys, one count per key group (at most 32,768), one per partition, and the counts of the
+:data:`ZIPF_FIT_RANKS` hottest keys for the Zipf fit. So the driver's memory is bounded whatever
+the input's size; Spark's aggregation spills to disk where the keys do not fit in memory.
+
+1. **Hot keys**: the top keys by share, **exact** (Spark's ``groupBy(key).count()``: every
+   key's count is computed, so no sketch error applies), the exact number of distinct keys, the
+   null keys counted and shown as a share (never dropped), a Zipf exponent fitted by least
+   squares on log(count) over log(rank) of the hottest keys with its R^2, and with a time column
+   the hottest key's peak records per window.
+2. **Where the load lands**: records per key group and per subtask under Flink's
+   ``KeyGroupRangeAssignment``, per partition under Spark's ``repartition(n, key)`` (computed by
+   Spark's own hash expression) and under Kafka's default partitioner
+   (:mod:`skewlab.engine.partitioners`); for each, the busiest over the mean and FLIP-418's skew
+   score (:mod:`skewlab.engine.skew`). Null keys: Flink refuses them (a ``NullPointerException``
+   in ``keyBy``), Kafka sends a record without a key to its sticky partition, Spark hashes null
+   to ``pmod(42, n)``: they are in Spark's loads and outside Flink's and Kafka's.
+3. **What parallelism can and cannot do**: for each ``P`` up to the max parallelism ``M``, the
+   busiest subtask over the mean, beside the part the key-group ranges alone give and the floor
+   the hottest key sets (no ``P`` speeds the job up beyond ``1 / share`` of the hottest key).
+
+Example::
+
+    >>> report = diagnose(views, key="tweet_id", parallelism=(4,))      # doctest: +SKIP
+    >>> report["hot_keys"]["top"][0]["share"]                          # doctest: +SKIP
+    0.18
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from skewlab.engine.partitioners import (
+    ENGINES,
+    check_key_type,
+    flink_key_groups,
+    kafka_partitions,
+    spark_partition_expression,
+)
+from skewlab.engine.skew import load_summary, parallelism_sweep, subtask_loads
+from skewlab.errors import SkewlabInputError
+from skewlab.state.key_groups import (
+    UPPER_BOUND_MAX_PARALLELISM,
+    check_parallelism,
+    compute_default_max_parallelism,
+)
+from skewlab.validation import check_whole
+
+__all__ = [
+    "DEFAULT_PARALLELISM",
+    "FORMATS",
+    "ZIPF_FIT_RANKS",
+    "diagnose",
+    "fit_zipf",
+    "read_records",
+    "sweep_parallelisms",
+]
+
+#: The input formats the doctor reads, and the file endings that name them.
+FORMATS = {"parquet": (".parquet",), "csv": (".csv",), "jsonl": (".jsonl", ".json", ".ndjson")}
+#: The parallelisms looked at when the user names none.
+DEFAULT_PARALLELISM = (2, 4, 8)
+#: How many of the hottest keys the Zipf exponent is fitted over.
+ZIPF_FIT_RANKS = 1_000
+#: Every P is swept up to this max parallelism; above it, powers of two and the user's P.
+FULL_SWEEP_UP_TO = 512
+_TIME_TYPES = ("timestamp", "timestamp_ntz", "date", "int", "bigint", "double", "float")
+
+
+def _format_of(path: str, fmt: str | None) -> str:
+    if fmt is not None:
+        if fmt not in FORMATS:
+            raise SkewlabInputError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}")
+        return fmt
+    local = Path(path)
+    names = [local.name]
+    if local.is_dir():
+        names = [p.name for p in local.iterdir() if not p.name.startswith(("_", "."))]
+    for name, endings in FORMATS.items():
+        if names and all(n.lower().endswith(endings) for n in names):
+            return name
+    raise SkewlabInputError(
+        f"cannot tell the format of {path!r} from its name: give --format ({', '.join(FORMATS)})"
+    )
+
+
+def read_records(spark, path: str, fmt: str | None = None):
+    """The records at ``path`` as a Spark DataFrame: ``fmt`` (``parquet``, ``csv`` with a header
+    row, ``jsonl``: one JSON object per line), or the format its file endings name.
+
+    Example::
+
+        >>> read_records(spark, "data/views.parquet").columns          # doctest: +SKIP
+        ['user_id', 'tweet_id', 'seq']
+    """
+    is_uri = "://" in path
+    if not is_uri and not Path(path).exists():
+        raise SkewlabInputError(f"no such file or folder: {path!r}")
+    fmt = _format_of(path, fmt)
+    try:
+        if fmt == "parquet":
+            return spark.read.parquet(path)
+        if fmt == "csv":
+            return spark.read.option("header", True).option("inferSchema", True).csv(path)
+        return spark.read.json(path)
+    except Exception as error:  # noqa: BLE001 -- Spark's reader errors, said in one line
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise SkewlabInputError(f"cannot read {path!r} as {fmt}: {first}") from None
+
+
+def sweep_parallelisms(max_parallelism: int, asked: tuple[int, ...] = ()) -> list[int]:
+    """The parallelisms swept: every one up to ``max_parallelism`` when that is at most
+    :data:`FULL_SWEEP_UP_TO`, else the powers of two, their 1.5x and the ones asked for.
+
+    Example::
+
+        >>> sweep_parallelisms(4)
+        [1, 2, 3, 4]
+        >>> sweep_parallelisms(4096, (100,))[:8]
+        [1, 2, 3, 4, 6, 8, 12, 16]
+    """
+    if max_parallelism <= FULL_SWEEP_UP_TO:
+        return list(range(1, max_parallelism + 1))
+    chosen = set(asked)
+    p = 1
+    while p <= max_parallelism:
+        chosen.update({p, min(max_parallelism, p + p // 2)})
+        p *= 2
+    return sorted(c for c in chosen if 1 <= c <= max_parallelism)
+
+
+def fit_zipf(counts: np.ndarray) -> dict[str, float] | None:
+    """The Zipf exponent ``s`` of counts sorted hottest first (``count ~ rank^-s``), fitted by
+    least squares on log(count) over log(rank), with the fit's R^2; ``None`` for fewer than three
+    keys.
+
+    Example::
+
+        >>> fit = fit_zipf(np.array([1000 / r**1.1 for r in range(1, 101)]))
+        >>> round(fit["exponent"], 3), round(fit["r_squared"], 3)
+        (1.1, 1.0)
+    """
+    counts = np.asarray(counts, dtype=float)
+    counts = counts[counts > 0]
+    if counts.size < 3:
+        return None
+    x = np.log(np.arange(1, counts.size + 1))
+    y = np.log(counts)
+    slope, intercept = np.polyfit(x, y, 1)
+    residual = y - (slope * x + intercept)
+    spread = ((y - y.mean()) ** 2).sum()
+    r_squared = 1.0 - (residual**2).sum() / spread if spread else 1.0
+    return {"exponent": float(-slope), "r_squared": float(r_squared), "ranks": int(counts.size)}
+
+
+def _check(df, key, time, engines, parallelism, max_parallelism, partitions, top) -> dict:
+    """Every parameter checked against the input's schema, before any Spark job."""
+    columns = dict(df.dtypes)
+    if key not in columns:
+        raise SkewlabInputError(
+            f"no key column {key!r}: the input's columns are {', '.join(columns) or 'none'}"
+        )
+    engines = tuple(ENGINES) if engines in ("all", None) else tuple(engines)
+    check_key_type(columns[key], engines)
+    if time is not None:
+        if time not in columns:
+            raise SkewlabInputError(
+                f"no time column {time!r}: the input's columns are {', '.join(columns)}"
+            )
+        if columns[time] not in _TIME_TYPES:
+            raise SkewlabInputError(
+                f"time column {time!r} is {columns[time]}: use a timestamp, a date, or a number "
+                "of seconds since the epoch"
+            )
+    parallelism = tuple(check_whole("parallelism", p, 1) for p in parallelism) or (
+        DEFAULT_PARALLELISM
+    )
+    if max_parallelism is None:
+        max_parallelism = compute_default_max_parallelism(max(parallelism))
+    check_whole(
+        "max parallelism (Flink's bounds, inclusive)",
+        max_parallelism,
+        1,
+        UPPER_BOUND_MAX_PARALLELISM,
+    )
+    for p in parallelism:
+        check_parallelism(p, max_parallelism)
+    partitions = check_whole(
+        "partitions", max(parallelism) if partitions is None else partitions, 1
+    )
+    return {
+        "key_type": columns[key],
+        "engines": engines,
+        "parallelism": tuple(sorted(set(parallelism))),
+        "max_parallelism": max_parallelism,
+        "partitions": partitions,
+        "top": check_whole("top", top, 1, ZIPF_FIT_RANKS),
+    }
+
+
+def _loads(per_key, column_expr, size: int) -> np.ndarray:
+    """Records per bucket (``column_expr`` gives each key's bucket, ``0 .. size - 1``)."""
+    from pyspark.sql import functions as F
+
+    rows = per_key.groupBy(column_expr.alias("bucket")).agg(F.sum("count").alias("n")).collect()
+    loads = np.zeros(size, dtype=np.int64)
+    for row in rows:
+        loads[row["bucket"]] = row["n"]
+    return loads
+
+
+def _engine(loads: np.ndarray, unit: str, **extra) -> dict[str, Any]:
+    return {"unit": unit, **extra, "loads": loads.tolist(), **load_summary(loads)}
+
+
+def diagnose(
+    df,
+    key: str,
+    *,
+    time: str | None = None,
+    engines: tuple[str, ...] | str = "all",
+    parallelism: tuple[int, ...] = DEFAULT_PARALLELISM,
+    max_parallelism: int | None = None,
+    partitions: int | None = None,
+    top: int = 20,
+    window_seconds: float = 1.0,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Diagnose the keys of ``df`` (a Spark DataFrame): see the module doc. Returns a JSON-ready
+    dict with ``input``, ``hot_keys``, ``zipf``, ``peak`` (with ``time``), ``engines`` and
+    ``parallelism``. Bad parameters raise :class:`~skewlab.errors.SkewlabInputError` before any
+    Spark job; an input without records raises it after the first.
+
+    ``parallelism`` are the Flink parallelisms to show subtask by subtask; ``max_parallelism``
+    defaults to Flink's default for the largest of them; ``partitions`` (Spark's and Kafka's)
+    defaults to the largest parallelism.
+
+    Example::
+
+        >>> import skewlab
+        >>> report = skewlab.diagnose(views, key="tweet_id", parallelism=(4,))  # doctest: +SKIP
+        >>> report["engines"]["flink"]["subtasks"][0]["skew_score"]          # doctest: +SKIP
+        41.3
+    """
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+    from tqdm.auto import tqdm
+
+    checked = _check(df, key, time, engines, parallelism, max_parallelism, partitions, top)
+    if not window_seconds > 0:
+        raise SkewlabInputError(f"window seconds must be above 0, got {window_seconds!r}")
+    spark_type, max_p = checked["key_type"], checked["max_parallelism"]
+    bar = tqdm(total=3 + len(checked["engines"]), desc="skew doctor", disable=not progress)
+
+    # one count per key, computed once and kept (memory, spilling to disk) for what follows
+    per_key = df.groupBy(key).count().persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        bar.set_postfix_str("counting keys")
+        totals = per_key.agg(
+            F.sum("count").alias("records"),
+            F.count(F.col(key)).alias("distinct"),
+            F.sum(F.when(F.col(key).isNull(), F.col("count")).otherwise(0)).alias("nulls"),
+        ).first()
+        records = int(totals["records"] or 0)
+        if records == 0:
+            raise SkewlabInputError("the input has no records: nothing to diagnose")
+        nulls, distinct = int(totals["nulls"] or 0), int(totals["distinct"])
+        bar.update()
+
+        bar.set_postfix_str("hot keys")
+        present = per_key.where(F.col(key).isNotNull())
+        hottest = present.orderBy(F.desc("count"), F.asc(key)).limit(ZIPF_FIT_RANKS).collect()
+        counts = np.array([r["count"] for r in hottest], dtype=np.int64)
+        top_rows = [
+            {"rank": i + 1, "key": _plain(r[key]), "records": int(r["count"]),
+             "share": r["count"] / records}
+            for i, r in enumerate(hottest[: checked["top"]])
+        ]  # fmt: skip
+        bar.update()
+
+        peak = None
+        if time is not None and top_rows:
+            bar.set_postfix_str("hottest key's peak")
+            peak = _peak(df, key, time, hottest[0][key], window_seconds)
+        bar.update()
+
+        engines_out: dict[str, Any] = {}
+        hot_records = int(counts[0]) if counts.size else 0
+        n = checked["partitions"]
+        for engine in checked["engines"]:
+            bar.set_postfix_str(engine)
+            if engine == "flink":
+                groups = _keyed_udf(
+                    present,
+                    key,
+                    partial(flink_key_groups, spark_type=spark_type, max_parallelism=max_p),
+                )
+                kg = _loads(present, groups, max_p)
+                engines_out["flink"] = _flink(kg, checked["parallelism"], max_p, nulls)
+            elif engine == "spark":
+                expr = F.expr(spark_partition_expression(key, n))
+                engines_out["spark"] = _engine(
+                    _loads(per_key, expr, n), "partition", partitions=n, null_keys_included=True
+                )
+            else:
+                parts = _keyed_udf(
+                    present, key, partial(kafka_partitions, spark_type=spark_type, partitions=n)
+                )
+                engines_out["kafka"] = _engine(
+                    _loads(present, parts, n), "partition", partitions=n, null_keys_included=False
+                )
+            bar.update()
+    finally:
+        per_key.unpersist()
+        bar.close()
+
+    sweep = None
+    if "flink" in engines_out:
+        kg = np.asarray(engines_out["flink"]["key_group_loads"], dtype=np.int64)
+        ps = sweep_parallelisms(max_p, checked["parallelism"])
+        sweep = parallelism_sweep(kg, ps, hot_records)
+    share = hot_records / (records - nulls) if records > nulls else 0.0
+    return {
+        "input": {
+            "key": key,
+            "key_type": spark_type,
+            "records": records,
+            "null_keys": nulls,
+            "null_share": nulls / records,
+            "distinct_keys": distinct,
+            "distinct_method": "exact (Spark's groupBy(key).count())",
+        },
+        "hot_keys": {
+            "method": "exact (Spark's groupBy(key).count(): every key counted, no sketch error)",
+            "top": top_rows,
+            "hottest_share": share,
+            "max_speedup": 1 / share if share else None,
+        },
+        "zipf": fit_zipf(counts),
+        "peak": peak,
+        "engines": engines_out,
+        "parallelism": {
+            "max_parallelism": max_p,
+            "asked": list(checked["parallelism"]),
+            "sweep": sweep,
+        },
+    }
+
+
+def _plain(value: Any) -> Any:
+    """A key as JSON can hold it."""
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    return value
+
+
+def _keyed_udf(df, key: str, place):
+    """A column with ``place(keys)`` of each row's key, computed in the Python workers."""
+    from pyspark.sql import functions as F
+
+    def buckets(keys: pd.Series) -> pd.Series:
+        values = keys.tolist() if keys.dtype == object else keys.to_numpy()
+        return pd.Series(np.asarray(place(values), dtype=np.int32))
+
+    return F.pandas_udf(buckets, "int")(F.col(key))
+
+
+def _flink(kg: np.ndarray, parallelism: tuple[int, ...], max_p: int, nulls: int) -> dict:
+    """Flink's loads: per key group, and per subtask at each asked parallelism."""
+    return {
+        "unit": "subtask",
+        "max_parallelism": max_p,
+        "key_group_loads": kg.tolist(),
+        "key_groups": load_summary(kg),
+        "null_keys_refused": nulls,
+        "subtasks": [
+            {
+                "parallelism": p,
+                "loads": subtask_loads(kg, p).tolist(),
+                **load_summary(subtask_loads(kg, p)),
+            }
+            for p in parallelism
+        ],  # fmt: skip
+    }
+
+
+def _peak(df, key: str, time: str, hottest, window_seconds: float) -> dict[str, Any]:
+    """The hottest key's most records in one window of ``window_seconds``."""
+    from pyspark.sql import functions as F
+
+    stamp = F.col(time).cast("timestamp")
+    windows = (
+        df.where(F.col(key) == F.lit(hottest))
+        .groupBy(F.window(stamp, f"{window_seconds} seconds"))
+        .count()
+    )
+    row = windows.agg(F.max("count").alias("peak"), F.count(F.lit(1)).alias("windows")).first()
+    most = int(row["peak"] or 0)
+    return {
+        "key": _plain(hottest),
+        "window_seconds": window_seconds,
+        "windows": int(row["windows"]),
+        "peak_records": most,
+        "peak_records_per_second": most / window_seconds,
+    }

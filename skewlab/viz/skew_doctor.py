@@ -1,0 +1,260 @@
+"""The skew doctor's report: text for a terminal, figures for a notebook, one HTML page.
+
+Every function takes the dict :func:`skewlab.experiments.skew_doctor.diagnose` returns; every
+sentence is computed from it.
+
+Example::
+
+    >>> report = diagnose(views, key="tweet_id")                        # doctest: +SKIP
+    >>> print(doctor_text(report))                                     # doctest: +SKIP
+    >>> write_html(report, "doctor.html")                              # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from skewlab.viz.palette import COLORS, TEMPLATE
+from skewlab.viz.text import percent
+
+__all__ = [
+    "doctor_text",
+    "engine_loads_figure",
+    "hot_keys_figure",
+    "parallelism_figure",
+    "write_html",
+]
+
+_ENGINE_NAMES = {"flink": "Flink", "spark": "Spark", "kafka": "Kafka"}
+
+
+def _engine_lines(report: dict[str, Any]) -> list[str]:
+    lines = []
+    for name, engine in report["engines"].items():
+        label = _ENGINE_NAMES[name]
+        if name == "flink":
+            kg = engine["key_groups"]
+            lines.append(
+                f"{label}, {engine['max_parallelism']} key groups: busiest key group "
+                f"{kg['max_over_mean']:.2f}x the mean"
+                + (
+                    f"; {engine['null_keys_refused']:,} records with a null key would be "
+                    "refused (keyBy throws)"
+                    if engine["null_keys_refused"]
+                    else ""
+                )
+            )
+            for sub in engine["subtasks"]:
+                lines.append(
+                    f"  P={sub['parallelism']}: busiest subtask {sub['max_over_mean']:.2f}x the "
+                    f"mean ({percent(sub['busiest_share'])} of the records), skew score "
+                    f"{sub['skew_score']:.0f} %"
+                )
+        else:
+            nulls = "null keys included" if engine["null_keys_included"] else "null keys left out"
+            lines.append(
+                f"{label}, {engine['partitions']} partitions ({nulls}): busiest partition "
+                f"{engine['max_over_mean']:.2f}x the mean ({percent(engine['busiest_share'])}), "
+                f"skew score {engine['skew_score']:.0f} %"
+            )
+    return lines
+
+
+def doctor_text(report: dict[str, Any]) -> str:
+    """The report as lines of text: input, hot keys, Zipf fit, the hottest key's peak, each
+    engine's loads, and what parallelism can do.
+
+    Example::
+
+        >>> report = {"input": {"key": "k", "records": 10, "null_keys": 0, "null_share": 0.0,
+        ...     "distinct_keys": 2, "distinct_method": "exact"},
+        ...     "hot_keys": {"method": "exact", "top": [{"rank": 1, "key": "a", "records": 8,
+        ...     "share": 0.8}], "hottest_share": 0.8, "max_speedup": 1.25},
+        ...     "zipf": None, "peak": None, "engines": {}, "parallelism": {"sweep": None}}
+        >>> print(doctor_text(report))  # doctest: +NORMALIZE_WHITESPACE
+        10 records, key 'k': 2 distinct keys (exact), 0 with a null key (0%)
+        hot keys (exact):
+            1. 'a'  8 records  80%
+        the hottest key holds 80% of the keyed records: no parallelism speeds a keyed
+        aggregation up more than 1.25x, since its one key is on one subtask
+    """
+    i, hot = report["input"], report["hot_keys"]
+    lines = [
+        f"{i['records']:,} records, key {i['key']!r}: {i['distinct_keys']:,} distinct keys "
+        f"({i['distinct_method']}), {i['null_keys']:,} with a null key "
+        f"({percent(i['null_share'])})",
+        f"hot keys ({hot['method']}):",
+    ]
+    for row in hot["top"]:
+        lines.append(
+            f"  {row['rank']:>3}. {row['key']!r}  {row['records']:,} records  "
+            f"{percent(row['share'])}"
+        )
+    zipf = report.get("zipf")
+    if zipf:
+        lines.append(
+            f"Zipf exponent {zipf['exponent']:.2f} (least squares on log count over log rank of "
+            f"the {zipf['ranks']:,} hottest keys, R^2 {zipf['r_squared']:.3f})"
+        )
+    peak = report.get("peak")
+    if peak:
+        lines.append(
+            f"hottest key {peak['key']!r}: at most {peak['peak_records']:,} records in one "
+            f"{peak['window_seconds']:g} s window ({peak['peak_records_per_second']:,.1f} "
+            f"records/s) over {peak['windows']:,} windows"
+        )
+    if hot["max_speedup"]:
+        lines.append(
+            f"the hottest key holds {percent(hot['hottest_share'])} of the keyed records: no "
+            f"parallelism speeds a keyed aggregation up more than {hot['max_speedup']:.2f}x, "
+            "since its one key is on one subtask"
+        )
+    lines += _engine_lines(report)
+    sweep = report["parallelism"].get("sweep")
+    if sweep:
+        best = max(sweep, key=lambda r: r["speedup"])
+        lines.append(
+            f"Flink, every P up to {report['parallelism']['max_parallelism']}: the best "
+            f"speedup over one subtask is {best['speedup']:.2f}x, at P={best['parallelism']} "
+            f"(busiest subtask {best['max_over_mean']:.2f}x the mean, of which the key-group "
+            f"ranges alone give {best['range_unevenness']:.2f}x)"
+        )
+    return "\n".join(lines)
+
+
+def hot_keys_figure(report: dict[str, Any]) -> go.Figure:
+    """The top keys' share of the records.
+
+    Example::
+
+        >>> fig = hot_keys_figure({"input": {"key": "k"}, "hot_keys": {"top": [
+        ...     {"rank": 1, "key": "a", "records": 8, "share": 0.8}]}})
+        >>> fig.data[0].y[0]
+        80.0
+    """
+    top = report["hot_keys"]["top"]
+    fig = go.Figure(
+        go.Bar(
+            x=[str(r["key"]) for r in top],
+            y=[100 * r["share"] for r in top],
+            marker_color=COLORS["naive"],
+            text=[f"{r['records']:,}" for r in top],
+        )
+    )
+    fig.update_layout(
+        title=f"The hottest keys of {report['input']['key']!r}: share of the records",
+        template=TEMPLATE,
+        xaxis={"title": "key", "type": "category"},
+        yaxis={"title": "% of the records"},
+    )
+    return fig
+
+
+def engine_loads_figure(report: dict[str, Any], parallelism: int | None = None) -> go.Figure:
+    """Records per subtask (Flink, at ``parallelism``: default the first asked) and per
+    partition (Spark, Kafka), side by side, each titled with its skew score.
+
+    Example::
+
+        >>> fig = engine_loads_figure({"engines": {"spark": {"loads": [3, 1],
+        ...     "skew_score": 50.0, "max_over_mean": 1.5, "partitions": 2}}})
+        >>> fig.data[0].name
+        'Spark (skew score 50 %)'
+    """
+    fig = go.Figure()
+    for name, engine in report["engines"].items():
+        if name == "flink":
+            subs = engine["subtasks"]
+            sub = next((s for s in subs if s["parallelism"] == parallelism), subs[0])
+            loads, score = sub["loads"], sub["skew_score"]
+            label = f"Flink P={sub['parallelism']}"
+        else:
+            loads, score, label = engine["loads"], engine["skew_score"], _ENGINE_NAMES[name]
+        fig.add_trace(
+            go.Bar(x=list(range(len(loads))), y=loads, name=f"{label} (skew score {score:.0f} %)")
+        )
+    fig.update_layout(
+        title="Where the load lands: records per subtask or partition",
+        template=TEMPLATE,
+        barmode="group",
+        xaxis={"title": "subtask / partition"},
+        yaxis={"title": "records"},
+    )
+    return fig
+
+
+def parallelism_figure(report: dict[str, Any]) -> go.Figure:
+    """Flink's speedup over one subtask for every swept P, beside the ceiling the hottest key
+    sets and what the key-group ranges alone would allow.
+
+    Example::
+
+        >>> fig = parallelism_figure({"hot_keys": {"max_speedup": 2.0}, "parallelism": {
+        ...     "max_parallelism": 4, "sweep": [{"parallelism": 1, "speedup": 1.0,
+        ...     "range_unevenness": 1.0}, {"parallelism": 2, "speedup": 1.5,
+        ...     "range_unevenness": 1.0}]}})
+        >>> [t.name for t in fig.data]
+        ['speedup: total / busiest subtask', 'key-group ranges alone: P / unevenness', 'the hottest key: no P beats 2.00x']
+    """  # noqa: E501
+    sweep = report["parallelism"]["sweep"] or []
+    ps = [r["parallelism"] for r in sweep]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(x=ps, y=[r["speedup"] for r in sweep], name="speedup: total / busiest subtask")
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=ps,
+            y=[p / r["range_unevenness"] for p, r in zip(ps, sweep, strict=True)],
+            name="key-group ranges alone: P / unevenness",
+            line={"dash": "dot", "color": COLORS["guide"]},
+        )
+    )
+    ceiling = report["hot_keys"]["max_speedup"]
+    if ceiling:
+        fig.add_trace(
+            go.Scatter(
+                x=ps,
+                y=[ceiling] * len(ps),
+                name=f"the hottest key: no P beats {ceiling:.2f}x",
+                line={"dash": "dash", "color": COLORS["not_held"]},
+            )
+        )
+    fig.update_layout(
+        title=f"What parallelism can do (Flink, max parallelism "
+        f"{report['parallelism']['max_parallelism']})",
+        template=TEMPLATE,
+        xaxis={"title": "parallelism P"},
+        yaxis={"title": "speedup over one subtask"},
+    )
+    return fig
+
+
+def write_html(report: dict[str, Any], path: str | Path) -> Path:
+    """One self-contained HTML page (plotly inlined, no network) with the text and figures.
+
+    Example::
+
+        >>> write_html(report, "doctor.html")                            # doctest: +SKIP
+        PosixPath('doctor.html')
+    """
+    figures = [hot_keys_figure(report), engine_loads_figure(report)]
+    if report["parallelism"].get("sweep"):
+        figures.append(parallelism_figure(report))
+    parts = [
+        pio.to_html(fig, full_html=False, include_plotlyjs=i == 0) for i, fig in enumerate(figures)
+    ]
+    page = (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>skewlab doctor</title></head>"
+        f"<body><h1>skewlab doctor: {html.escape(str(report['input']['key']))}</h1>"
+        f"<pre>{html.escape(doctor_text(report))}</pre>{''.join(parts)}</body></html>"
+    )
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page, encoding="utf-8")
+    return out
