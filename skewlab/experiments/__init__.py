@@ -13,11 +13,17 @@ only -- what runs, and the figures and summaries it returns.
                     the 0%-hit record taken apart
 ``sorted_input``    chapter 05 (seed 001, FLIP-140): WordCount, keyed state vs sorted input
 ``value_state``     chapter 05 (seed 001, FLIP-140): the ValueState micro-benchmark
+``memory_cap``      chapter 05 (seed 001, FLIP-140): heap vs sorted input under a memory cap
+                    on each Python worker
 ``rescaling``       chapter 06 (seed 002): where keys go, restore at a new parallelism three
                     ways, a buffer's in-flight records
 ``backlog``         chapter 07 (seed 002): the outage backlog, measured rates, simulated P
 ``streaming``       chapter 08 (seed 000 on Spark Structured Streaming): throughput, the
                     micro-batch latency sweep, the hot partition, rescaling a checkpoint
+``skew_doctor``     chapter 09: a user's own records -- hot keys, the load per engine, what
+                    parallelism can do
+``references``      the full-size results shipped with skewlab, their provenance
+``claims``          each chapter's claims, checked over a result
 ==================  ===============================================================
 
 Measurement lives here; tables, sentences, charts and the text ``skewlab bench`` prints about it
@@ -36,8 +42,10 @@ from skewlab.experiments import (
     backlog,
     buffering,
     latency_sweep,
+    memory_cap,
     rescaling,
     salting,
+    skew_doctor,
     sorted_input,
     state_cache,
     streaming,
@@ -64,9 +72,11 @@ __all__ = [
     "chapter",
     "latency_sweep",
     "latest_result",
+    "memory_cap",
     "rescaling",
     "salting",
     "size_settings",
+    "skew_doctor",
     "sorted_input",
     "state_cache",
     "streaming",

@@ -588,6 +588,39 @@ CHAPTERS: tuple[Chapter, ...] = (
             }
         },
     ),
+    Chapter(
+        id="skew_doctor",
+        number=9,
+        seed="-",
+        title="The skew doctor: your own keys, where their load lands, what parallelism can do",
+        # the sample records the notebook diagnoses when given no path: Zipf views
+        sizes={
+            "tiny": {
+                "n_views": 5_000,
+                "n_users": 1_000,
+                "n_tweets": 500,
+                "distribution": "zipf",
+                "skew": 1.1,
+                "seed": 9,
+            },
+            "quick": {
+                "n_views": 20_000,
+                "n_users": 5_000,
+                "n_tweets": 2_000,
+                "distribution": "zipf",
+                "skew": 1.1,
+                "seed": 9,
+            },
+            "full": {
+                "n_views": 1_000_000,
+                "n_users": 25_000,
+                "n_tweets": 20_000,
+                "distribution": "zipf",
+                "skew": 1.1,
+                "seed": 9,
+            },
+        },
+    ),
 )
 
 _BY_ID = {c.id: c for c in CHAPTERS}

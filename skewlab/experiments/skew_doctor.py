@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from skewlab.engine import skew
 from skewlab.engine.partitioners import (
     ENGINES,
     check_key_type,
@@ -45,8 +46,15 @@ from skewlab.engine.partitioners import (
     kafka_partitions,
     spark_partition_expression,
 )
-from skewlab.engine.skew import load_summary, parallelism_sweep, subtask_loads
 from skewlab.errors import SkewlabInputError
+from skewlab.experiments.chapters import size_settings
+from skewlab.inputs.views import (
+    PARAMS_FILE,
+    ViewSpec,
+    default_views_path,
+    generate_views,
+    save_views,
+)
 from skewlab.state.key_groups import (
     UPPER_BOUND_MAX_PARALLELISM,
     check_parallelism,
@@ -55,15 +63,19 @@ from skewlab.state.key_groups import (
 from skewlab.validation import check_whole
 
 __all__ = [
+    "CHAPTER",
     "DEFAULT_PARALLELISM",
     "FORMATS",
     "ZIPF_FIT_RANKS",
     "diagnose",
     "fit_zipf",
     "read_records",
+    "sample_records",
     "sweep_parallelisms",
 ]
 
+#: This chapter's id in the registry (its sample records' sizes).
+CHAPTER = "skew_doctor"
 #: The input formats the doctor reads, and the file endings that name them.
 FORMATS = {"parquet": (".parquet",), "csv": (".csv",), "jsonl": (".jsonl", ".json", ".ndjson")}
 #: The parallelisms looked at when the user names none.
@@ -168,7 +180,11 @@ def _check(df, key, time, engines, parallelism, max_parallelism, partitions, top
         raise SkewlabInputError(
             f"no key column {key!r}: the input's columns are {', '.join(columns) or 'none'}"
         )
-    engines = tuple(ENGINES) if engines in ("all", None) else tuple(engines)
+    if engines is None or engines == "all":
+        engines = tuple(ENGINES)
+    elif isinstance(engines, str):
+        engines = (engines,)
+    engines = tuple(engines)
     check_key_type(columns[key], engines)
     if time is not None:
         if time not in columns:
@@ -218,7 +234,7 @@ def _loads(per_key, column_expr, size: int) -> np.ndarray:
 
 
 def _engine(loads: np.ndarray, unit: str, **extra) -> dict[str, Any]:
-    return {"unit": unit, **extra, "loads": loads.tolist(), **load_summary(loads)}
+    return {"unit": unit, **extra, "loads": loads.tolist(), **skew.load_summary(loads)}
 
 
 def diagnose(
@@ -326,7 +342,7 @@ def diagnose(
     if "flink" in engines_out:
         kg = np.asarray(engines_out["flink"]["key_group_loads"], dtype=np.int64)
         ps = sweep_parallelisms(max_p, checked["parallelism"])
-        sweep = parallelism_sweep(kg, ps, hot_records)
+        sweep = skew.parallelism_sweep(kg, ps, hot_records)
     share = hot_records / (records - nulls) if records > nulls else 0.0
     return {
         "input": {
@@ -379,13 +395,13 @@ def _flink(kg: np.ndarray, parallelism: tuple[int, ...], max_p: int, nulls: int)
         "unit": "subtask",
         "max_parallelism": max_p,
         "key_group_loads": kg.tolist(),
-        "key_groups": load_summary(kg),
+        "key_groups": skew.load_summary(kg),
         "null_keys_refused": nulls,
         "subtasks": [
             {
                 "parallelism": p,
-                "loads": subtask_loads(kg, p).tolist(),
-                **load_summary(subtask_loads(kg, p)),
+                "loads": skew.subtask_loads(kg, p).tolist(),
+                **skew.load_summary(skew.subtask_loads(kg, p)),
             }
             for p in parallelism
         ],  # fmt: skip
@@ -411,3 +427,21 @@ def _peak(df, key: str, time: str, hottest, window_seconds: float) -> dict[str, 
         "peak_records": most,
         "peak_records_per_second": most / window_seconds,
     }
+
+
+def sample_records(spark, size: str = "quick", directory: str | Path | None = None) -> str:
+    """A path to records to diagnose when you have none at hand: a view set of this chapter's
+    size (Zipf views, ``tweet_id`` the key, ``event_time`` the time), written once as Parquet
+    (:func:`skewlab.inputs.views.save_views`, under ``data/views`` unless ``directory``).
+
+    Example::
+
+        >>> path = sample_records(spark, "tiny")                          # doctest: +SKIP
+        >>> diagnose(read_records(spark, path), "tweet_id")["input"]["records"]  # doctest: +SKIP
+        5000
+    """
+    spec = ViewSpec(**size_settings(CHAPTER, size))
+    out = Path(directory) / default_views_path(spec).name if directory else default_views_path(spec)
+    if (out / PARAMS_FILE).is_file():
+        return str(out)  # written before: the same parameters, the same views
+    return str(save_views(generate_views(spark, spec), spec, out))

@@ -29,6 +29,9 @@
                     sentences, ``bench backlog``'s summary
 ``streaming``       notebook 08: Spark Structured Streaming, the hot partition, rescaling, the
                     shape's sentence, ``bench streaming``'s table
+``skew_doctor``     notebook 09 and ``skewlab doctor``: the report's text, figures, HTML page
+                    and controls
+``reference_section``  a section a size leaves out: this run's, or the shipped reference's
 ==================  ===============================================================
 
 Measurement lives in :mod:`skewlab.experiments`; everything here only shows it. Importing
@@ -56,6 +59,7 @@ from skewlab.viz import (
     hot_keys,
     rescaling,
     salting,
+    skew_doctor,
     sorted_input,
     state_cache,
     streaming,
@@ -90,6 +94,7 @@ __all__ = [
     "rescaling",
     "salting",
     "setup_notebook",
+    "skew_doctor",
     "sorted_input",
     "state_cache",
     "streaming",

@@ -16,13 +16,19 @@ import html
 from pathlib import Path
 from typing import Any
 
+import ipywidgets as widgets
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from skewlab.engine.partitioners import ENGINES
+from skewlab.experiments.skew_doctor import diagnose, read_records
+from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
+from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
 from skewlab.viz.text import percent
 
 __all__ = [
+    "doctor_explorer",
     "doctor_text",
     "engine_loads_figure",
     "hot_keys_figure",
@@ -258,3 +264,73 @@ def write_html(report: dict[str, Any], path: str | Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")
     return out
+
+
+#: The max parallelisms the explorer offers: Flink's default floor, up to its bound.
+MAX_PARALLELISMS = tuple(2**i for i in range(7, 16))
+
+
+def doctor_explorer(
+    spark,
+    path: str,
+    key: str,
+    *,
+    engine: str = "all",
+    parallelism: int = 4,
+    max_parallelism: int = 128,
+    partitions: int | None = None,
+) -> Explorer:
+    """Controls for the records' path, the key column, the engine, Flink's parallelism P and
+    max parallelism M; *Run* diagnoses the records (:func:`skewlab.diagnose`) and draws where
+    the load lands at P, what every P up to M can do, and the report's text.
+
+    ``partitions`` (Spark's and Kafka's) follows P unless given.
+
+    Example::
+
+        >>> explorer = doctor_explorer(spark, "data/views.parquet", "tweet_id")  # doctest: +SKIP
+        >>> explorer.update(parallelism=8).figures[0].layout.title.text          # doctest: +SKIP
+        'Where the load lands at P=8: records per subtask or partition'
+    """
+
+    def draw(path: str, key: str, engine: str, parallelism: int, max_parallelism: int) -> list:
+        records = read_records(spark, path)
+        report = diagnose(
+            records,
+            key,
+            engines=engine,
+            parallelism=(parallelism,),
+            max_parallelism=max_parallelism,
+            partitions=partitions or parallelism,
+        )
+        loads = engine_loads_figure(report, parallelism)
+        loads.update_layout(
+            title=f"Where the load lands at P={parallelism}: records per subtask or partition"
+        )
+        shown = [loads]
+        if report["parallelism"]["sweep"]:
+            shown.append(parallelism_figure(report))
+        text = widgets.HTML(f"<pre>{html.escape(doctor_text(report))}</pre>")
+        return [*shown, text]
+
+    controls = {
+        "path": widgets.Text(value=path, description="records (path)", style=WIDGET_STYLE),
+        "key": widgets.Text(value=key, description="key column", style=WIDGET_STYLE),
+        "engine": widgets.Dropdown(
+            options=[*ENGINES, "all"], value=engine, description="engine", style=WIDGET_STYLE
+        ),
+        "parallelism": widgets.IntSlider(
+            value=parallelism,
+            min=1,
+            max=64,
+            description="parallelism P",
+            style=WIDGET_STYLE,
+        ),
+        "max_parallelism": widgets.Dropdown(
+            options=[m for m in MAX_PARALLELISMS if m <= UPPER_BOUND_MAX_PARALLELISM],
+            value=max_parallelism,
+            description="max parallelism M",
+            style=WIDGET_STYLE,
+        ),
+    }
+    return Explorer(controls, draw, run_button=True).start()

@@ -170,6 +170,35 @@ def drive_08(nb: LabNotebook) -> None:
     )
 
 
+def drive_09(nb: LabNotebook) -> None:
+    assert nb.charts() == []  # nothing runs before Run
+    nb.press_on_slider("parallelism P", "ArrowRight")  # 8 -> 9
+    t = time.perf_counter()
+    nb.click("Run")
+    nb.expect(
+        "ArrowRight on parallelism P (9), click Run",
+        "the loads chart's title says P=9 and the text has Flink's line for P=9",
+        lambda: (
+            nb.readout("parallelism P") == "9"
+            and _title(nb).startswith("Where the load lands at P=9")
+            and "P=9: busiest subtask" in nb.explorer_text()
+        ),
+        t,
+    )
+    nb.pick("engine", "kafka")
+    t = time.perf_counter()
+    nb.click("Run")
+    nb.expect(
+        "pick 'kafka' in the engine dropdown, click Run",
+        "the loads chart has Kafka's partitions only, and the text says 9 partitions",
+        lambda: (
+            all(name.startswith("Kafka") for name in nb.charts()[0]["traces"])
+            and "Kafka, 9 partitions" in nb.explorer_text()
+        ),
+        t,
+    )
+
+
 DRIVERS = {
     "00_hot_keys.ipynb": drive_00,
     "01_ebs_latency.ipynb": drive_01,
@@ -179,6 +208,7 @@ DRIVERS = {
     "06_rescaling.ipynb": drive_06,
     "07_backlog.ipynb": drive_07,
     "08_streaming.ipynb": drive_08,
+    "09_skew_doctor.ipynb": drive_09,
 }
 
 

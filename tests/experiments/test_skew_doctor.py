@@ -228,3 +228,21 @@ def test_the_cli_prints_json_with_every_section(tmp_path, capsys, spark):
     assert out["peak"]["peak_records"] == 3 and out["input"]["path"] == str(path)
     assert set(out["engines"]) == {"flink", "spark", "kafka"}
     assert read_records(spark, str(path)).count() == 8
+
+
+def test_the_explorer_redraws_at_the_chosen_parallelism_and_engine(records, tmp_path, spark):
+    from skewlab.viz.skew_doctor import doctor_explorer
+
+    path = tmp_path / "views.parquet"
+    records.write.parquet(str(path))
+    explorer = doctor_explorer(spark, str(path), "tweet_id", parallelism=4)
+    assert explorer.figures == []  # nothing runs before Run
+    explorer.update(parallelism=5)
+    assert explorer.error is None
+    assert explorer.figures[0].layout.title.text.startswith("Where the load lands at P=5")
+    assert "P=5: busiest subtask" in explorer.outputs[-1].value
+    explorer.update(engine="kafka")
+    assert [t.name.split(" ")[0] for t in explorer.figures[0].data] == ["Kafka"]
+    assert "Kafka, 5 partitions" in explorer.outputs[-1].value
+    explorer.update(key="nope")
+    assert "no key column 'nope'" in str(explorer.error)
