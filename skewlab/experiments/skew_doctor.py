@@ -352,10 +352,10 @@ def diagnose(
             "null_keys": nulls,
             "null_share": nulls / records,
             "distinct_keys": distinct,
-            "distinct_method": "exact (Spark's groupBy(key).count())",
+            "distinct_method": "exact",
         },
         "hot_keys": {
-            "method": "exact (Spark's groupBy(key).count(): every key counted, no sketch error)",
+            "method": "exact: Spark's groupBy(key).count(), every key counted, no sketch error",
             "top": top_rows,
             "hottest_share": share,
             "max_speedup": 1 / share if share else None,

@@ -111,7 +111,7 @@ def doctor_text(report: dict[str, Any]) -> str:
     if peak:
         lines.append(
             f"hottest key {peak['key']!r}: at most {peak['peak_records']:,} records in one "
-            f"{peak['window_seconds']:g} s window ({peak['peak_records_per_second']:,.1f} "
+            f"{peak['window_seconds']:g} s window ({peak['peak_records_per_second']:,.3g} "
             f"records/s) over {peak['windows']:,} windows"
         )
     if hot["max_speedup"]:
