@@ -15,6 +15,7 @@ examples:
   skewlab doctor clicks.csv --key user_id --time ts --parallelism 4 8 --max-parallelism 128
   skewlab doctor events.jsonl --key page --engine kafka --partitions 12 --json
   skewlab doctor data/views.parquet --key tweet_id --html doctor.html
+  skewlab doctor data/views.parquet --key tweet_id --cache-entries 250 500 1000
 """
 
 
@@ -79,6 +80,15 @@ def register(subparsers) -> None:
         help="Spark's shuffle partitions and Kafka's topic partitions (default: the largest P)",
     )
     parser.add_argument("--top", type=int, default=20, help="how many hot keys to list")
+    parser.add_argument(
+        "--cache-entries",
+        type=int,
+        nargs="+",
+        default=[],
+        metavar="N",
+        help="also replay the records through an LRU cache of N entries per subtask (at the "
+        "largest P) and give its hit ratio",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--html", metavar="OUT", help="also write the report as an HTML page")
     parser.set_defaults(func=run)
@@ -101,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         partitions=args.partitions,
         top=args.top,
         window_seconds=args.window_seconds,
+        cache_entries=tuple(args.cache_entries),
         progress=not args.json,
     )
     report["input"]["path"] = args.path

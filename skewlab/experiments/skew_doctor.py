@@ -71,6 +71,7 @@ __all__ = [
     "fit_zipf",
     "read_records",
     "sample_records",
+    "simulate_cache",
     "sweep_parallelisms",
 ]
 
@@ -248,6 +249,7 @@ def diagnose(
     partitions: int | None = None,
     top: int = 20,
     window_seconds: float = 1.0,
+    cache_entries: tuple[int, ...] = (),
     progress: bool = False,
 ) -> dict[str, Any]:
     """Diagnose the keys of ``df`` (a Spark DataFrame): see the module doc. Returns a JSON-ready
@@ -257,7 +259,9 @@ def diagnose(
 
     ``parallelism`` are the Flink parallelisms to show subtask by subtask; ``max_parallelism``
     defaults to Flink's default for the largest of them; ``partitions`` (Spark's and Kafka's)
-    defaults to the largest parallelism.
+    defaults to the largest parallelism. ``cache_entries`` adds, for each size, the hit ratio an
+    LRU cache of that many entries per subtask reaches on these records at the largest
+    parallelism (:func:`simulate_cache`).
 
     Example::
 
@@ -271,6 +275,7 @@ def diagnose(
     from tqdm.auto import tqdm
 
     checked = _check(df, key, time, engines, parallelism, max_parallelism, partitions, top)
+    entries = tuple(check_whole("cache entries", n, 1) for n in cache_entries)
     if not window_seconds > 0:
         raise SkewlabInputError(f"window seconds must be above 0, got {window_seconds!r}")
     spark_type, max_p = checked["key_type"], checked["max_parallelism"]
@@ -343,6 +348,11 @@ def diagnose(
         kg = np.asarray(engines_out["flink"]["key_group_loads"], dtype=np.int64)
         ps = sweep_parallelisms(max_p, checked["parallelism"])
         sweep = skew.parallelism_sweep(kg, ps, hot_records)
+    largest = max(checked["parallelism"])
+    caches = [
+        simulate_cache(df, key, n, parallelism=largest, max_parallelism=max_p, time=time)
+        for n in entries
+    ]
     share = hot_records / (records - nulls) if records > nulls else 0.0
     return {
         "input": {
@@ -362,6 +372,7 @@ def diagnose(
         },
         "zipf": fit_zipf(counts),
         "peak": peak,
+        "cache": caches,
         "engines": engines_out,
         "parallelism": {
             "max_parallelism": max_p,
@@ -445,3 +456,73 @@ def sample_records(spark, size: str = "quick", directory: str | Path | None = No
     if (out / PARAMS_FILE).is_file():
         return str(out)  # written before: the same parameters, the same views
     return str(save_views(generate_views(spark, spec), spec, out))
+
+
+#: The column that keeps the records' own order (the file's) through the shuffle.
+_ARRIVAL = "_arrival"
+
+
+def simulate_cache(
+    df,
+    key: str,
+    cache_entries: int,
+    *,
+    parallelism: int,
+    max_parallelism: int | None = None,
+    time: str | None = None,
+) -> dict[str, Any]:
+    """The hit ratio an LRU cache of ``cache_entries`` per subtask (FLIP-325's, the ``cached``
+    backend's own :class:`~skewlab.state.value_state.WriteBackLru`) would reach on these
+    records: each subtask's records (Flink's key groups at ``parallelism``) replayed in order --
+    by ``time`` where given, then in the input's own order -- through one ``get`` and one
+    ``put`` each, as a keyed count does. Runs in Spark: nothing per record reaches the driver.
+    Records with a null key are left out (Flink refuses them).
+
+    Example::
+
+        >>> simulate_cache(views, "tweet_id", 500, parallelism=4)["hit_ratio"]  # doctest: +SKIP
+        0.71
+    """
+    from pyspark.sql import functions as F
+
+    from skewlab.engine.routing import KEY_GROUP, identity_partition, with_key_groups
+    from skewlab.state.value_state import WriteBackLru
+
+    check_whole("cache entries", cache_entries, 1)
+    checked = _check(df, key, time, ("flink",), (parallelism,), max_parallelism, None, 1)
+    max_p = checked["max_parallelism"]
+    ordered = df.where(F.col(key).isNotNull()).withColumn(_ARRIVAL, F.monotonically_increasing_id())
+    routed = with_key_groups(ordered, key, max_p, parallelism)
+    parted = identity_partition(routed, df.sparkSession, parallelism)
+    order = ([F.col(time).cast("timestamp")] if time else []) + [F.col(_ARRIVAL)]
+    parted = parted.sortWithinPartitions(*order).select(KEY_GROUP, key)
+
+    def replay(batches):
+        from pyspark import TaskContext
+
+        lru = WriteBackLru(cache_entries, lambda group, k: None, lambda group, k, v: None)
+        for batch in batches:
+            for group, k in zip(batch[KEY_GROUP].tolist(), batch[key].tolist(), strict=True):
+                lru.put(group, k, (lru.get(group, k) or 0) + 1)
+        yield pd.DataFrame(
+            {"subtask": [TaskContext.get().partitionId()], "hits": [lru.hits],
+             "misses": [lru.misses]}
+        )  # fmt: skip
+
+    rows = parted.mapInPandas(replay, "subtask int, hits long, misses long").collect()
+    per_subtask = sorted((r["subtask"], r["hits"], r["misses"]) for r in rows)
+    hits = sum(h for _, h, _ in per_subtask)
+    misses = sum(m for _, _, m in per_subtask)
+    return {
+        "cache_entries": cache_entries,
+        "parallelism": parallelism,
+        "max_parallelism": max_p,
+        "order": f"{time} order, then the input's own" if time else "the input's own order",
+        "hits": hits,
+        "misses": misses,
+        "hit_ratio": hits / (hits + misses) if hits + misses else None,
+        "per_subtask": [
+            {"subtask": i, "hits": h, "misses": m, "hit_ratio": h / (h + m) if h + m else None}
+            for i, h, m in per_subtask
+        ],
+    }

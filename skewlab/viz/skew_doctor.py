@@ -120,6 +120,13 @@ def doctor_text(report: dict[str, Any]) -> str:
             f"parallelism speeds a keyed aggregation up more than {hot['max_speedup']:.2f}x, "
             "since its one key is on one subtask"
         )
+    for cache in report.get("cache") or []:
+        lines.append(
+            f"an LRU cache of {cache['cache_entries']:,} entries per subtask (Flink, "
+            f"P={cache['parallelism']}), replayed on these records in {cache['order']}: "
+            f"hit ratio {percent(cache['hit_ratio'])} ({cache['hits']:,} hits, "
+            f"{cache['misses']:,} misses)"
+        )
     lines += _engine_lines(report)
     sweep = report["parallelism"].get("sweep")
     if sweep:

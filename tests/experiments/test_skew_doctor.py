@@ -220,13 +220,18 @@ def test_the_cli_prints_json_with_every_section(tmp_path, capsys, spark):
         {"user": ["a"] * 6 + ["b", "c"], "ts": [start + dt.timedelta(seconds=s) for s in
                                                  [0, 0, 0, 1, 2, 2, 3, 4]]}
     ).to_csv(path, index=False)  # fmt: skip
-    assert main(["doctor", str(path), "--key", "user", "--time", "ts", "--json"]) == 0
+    args = ["doctor", str(path), "--key", "user", "--time", "ts", "--json", "--cache-entries", "1"]
+    assert main(args) == 0
     import json
 
     out = json.loads(capsys.readouterr().out)
     assert out["hot_keys"]["top"][0] == {"rank": 1, "key": "a", "records": 6, "share": 0.75}
     assert out["peak"]["peak_records"] == 3 and out["input"]["path"] == str(path)
     assert set(out["engines"]) == {"flink", "spark", "kafka"}
+    # one entry per subtask, keys a a a a a a b c in time order: a misses once then hits five
+    # times, b and c come after every a -- wherever their subtasks, three misses
+    (cache,) = out["cache"]
+    assert (cache["cache_entries"], cache["hits"], cache["misses"]) == (1, 5, 3)
     assert read_records(spark, str(path)).count() == 8
 
 
@@ -246,3 +251,22 @@ def test_the_explorer_redraws_at_the_chosen_parallelism_and_engine(records, tmp_
     assert "Kafka, 5 partitions" in explorer.outputs[-1].value
     explorer.update(key="nope")
     assert "no key column 'nope'" in str(explorer.error)
+
+
+@pytest.mark.parametrize("entries", [50, 400])
+def test_the_simulated_hit_ratio_equals_a_real_cached_runs(records, entries):
+    from skewlab.experiments.skew_doctor import simulate_cache
+    from skewlab.strategies import Cached
+
+    views = records.where("tweet_id IS NOT NULL")
+    simulated = simulate_cache(
+        records, "tweet_id", entries, parallelism=2, max_parallelism=128, time="event_time"
+    )
+    job = JobConfig(parallelism=2, max_parallelism=128)
+    measured, _ = run_strategy(views, Cached(cache_entries=entries), job)
+    assert (simulated["hits"], simulated["misses"]) == (
+        measured.cache_hits,
+        measured.cache_misses,
+    )
+    assert simulated["hits"] + simulated["misses"] == 20_000  # null keys left out
+    assert 0 < simulated["hit_ratio"] < 1
