@@ -13,6 +13,7 @@ EXAMPLES = """\
 examples:
   skewlab doctor data/views.parquet --key tweet_id
   skewlab doctor clicks.csv --key user_id --time ts --parallelism 4 8 --max-parallelism 128
+  skewlab doctor flights.csv --key tailnum --null-value NA
   skewlab doctor events.jsonl --key page --engine kafka --partitions 12 --json
   skewlab doctor data/views.parquet --key tweet_id --html doctor.html
   skewlab doctor data/views.parquet --key tweet_id --cache-entries 250 500 1000
@@ -41,6 +42,12 @@ def register(subparsers) -> None:
         "--format",
         choices=tuple(FORMATS),
         help="the records' format (default: from the file endings)",
+    )
+    parser.add_argument(
+        "--null-value",
+        metavar="TEXT",
+        help="the text a CSV file writes for a missing value (e.g. NA): such keys count as null "
+        "keys, not as one hot key",
     )
     parser.add_argument(
         "--time",
@@ -100,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     from skewlab.viz.skew_doctor import doctor_text, write_html
 
     spark = get_spark()
-    records = read_records(spark, args.path, args.format)
+    records = read_records(spark, args.path, args.format, args.null_value)
     report = diagnose(
         records,
         args.key,

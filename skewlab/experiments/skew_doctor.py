@@ -105,9 +105,11 @@ def _format_of(path: str, fmt: str | None) -> str:
     )
 
 
-def read_records(spark, path: str, fmt: str | None = None):
+def read_records(spark, path: str, fmt: str | None = None, null_value: str | None = None):
     """The records at ``path`` as a Spark DataFrame: ``fmt`` (``parquet``, ``csv`` with a header
     row, ``jsonl``: one JSON object per line), or the format its file endings name.
+    ``null_value`` is the text a CSV file writes for a missing value (e.g. ``NA``): such keys
+    are then null keys, counted apart, not one hot key.
 
     Example::
 
@@ -118,11 +120,18 @@ def read_records(spark, path: str, fmt: str | None = None):
     if not is_uri and not Path(path).exists():
         raise SkewlabInputError(f"no such file or folder: {path!r}")
     fmt = _format_of(path, fmt)
+    if null_value is not None and fmt != "csv":
+        raise SkewlabInputError(
+            f"a null value marker ({null_value!r}) applies to CSV only; {fmt} has its own nulls"
+        )
     try:
         if fmt == "parquet":
             return spark.read.parquet(path)
         if fmt == "csv":
-            return spark.read.option("header", True).option("inferSchema", True).csv(path)
+            reader = spark.read.option("header", True).option("inferSchema", True)
+            if null_value is not None:
+                reader = reader.option("nullValue", null_value)
+            return reader.csv(path)
         return spark.read.json(path)
     except Exception as error:  # noqa: BLE001 -- Spark's reader errors, said in one line
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

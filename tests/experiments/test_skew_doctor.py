@@ -270,3 +270,21 @@ def test_the_simulated_hit_ratio_equals_a_real_cached_runs(records, entries):
     )
     assert simulated["hits"] + simulated["misses"] == 20_000  # null keys left out
     assert 0 < simulated["hit_ratio"] < 1
+
+
+def test_a_csv_null_marker_makes_null_keys_not_a_hot_key(tmp_path, capsys):
+    import json
+
+    path = tmp_path / "flights.csv"
+    pd.DataFrame({"tailnum": ["NA", "NA", "NA", "N1", "N2", "N1"]}).to_csv(path, index=False)
+    assert main(["doctor", str(path), "--key", "tailnum", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["hot_keys"]["top"][0]["key"] == "NA"
+    args = ["doctor", str(path), "--key", "tailnum", "--null-value", "NA", "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["input"]["null_keys"] == 3 and out["input"]["null_share"] == 0.5
+    assert out["hot_keys"]["top"][0] == {"rank": 1, "key": "N1", "records": 2, "share": 2 / 6}
+    parquet = tmp_path / "k.parquet"
+    pd.DataFrame({"k": [1]}).to_parquet(parquet)
+    assert main(["doctor", str(parquet), "--key", "k", "--null-value", "NA"]) == 2
+    assert "applies to CSV only" in capsys.readouterr().err
