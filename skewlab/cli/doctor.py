@@ -17,6 +17,7 @@ examples:
   skewlab doctor events.jsonl --key page --engine kafka --partitions 12 --json
   skewlab doctor data/views.parquet --key tweet_id --html doctor.html
   skewlab doctor data/views.parquet --key tweet_id --cache-entries 250 500 1000
+  skewlab doctor data/views.parquet --key tweet_id --target-rate 50000 --subtask-rate 8000
 """
 
 
@@ -96,6 +97,18 @@ def register(subparsers) -> None:
         help="also replay the records through an LRU cache of N entries per subtask (at the "
         "largest P) and give its hit ratio",
     )
+    parser.add_argument(
+        "--target-rate",
+        type=float,
+        metavar="R",
+        help="records/s into the job: with --subtask-rate, the smallest P that keeps up",
+    )
+    parser.add_argument(
+        "--subtask-rate",
+        type=float,
+        metavar="C",
+        help="records/s one subtask of your job handles (measured on your job)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--html", metavar="OUT", help="also write the report as an HTML page")
     parser.set_defaults(func=run)
@@ -119,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
         top=args.top,
         window_seconds=args.window_seconds,
         cache_entries=tuple(args.cache_entries),
+        target_rate=args.target_rate,
+        subtask_rate=args.subtask_rate,
         progress=not args.json,
     )
     report["input"]["path"] = args.path

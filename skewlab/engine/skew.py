@@ -31,6 +31,7 @@ __all__ = [
     "parallelism_sweep",
     "range_unevenness",
     "skew_score",
+    "smallest_parallelism",
     "subtask_loads",
 ]
 
@@ -148,3 +149,36 @@ def parallelism_sweep(
             }
         )
     return rows
+
+
+def smallest_parallelism(
+    sweep: list[dict[str, float]],
+    hottest_share: float,
+    target_rate: float,
+    subtask_rate: float,
+) -> dict[str, float | int | None]:
+    """The smallest swept parallelism whose busiest subtask keeps up with ``target_rate``
+    records/s into the job, when one subtask handles ``subtask_rate`` records/s: the busiest
+    subtask receives ``target_rate x`` its share. ``parallelism`` is ``None`` when none does;
+    ``hottest_key_rate`` (the hottest key alone, on one subtask whatever P) says whether any
+    parallelism could.
+
+    Example::
+
+        >>> rows = parallelism_sweep(np.array([5, 1, 1, 1]), [1, 2, 4], hottest_key_records=5)
+        >>> smallest_parallelism(rows, 5 / 8, target_rate=800, subtask_rate=600)["parallelism"]
+        2
+        >>> smallest_parallelism(rows, 5 / 8, target_rate=1_000, subtask_rate=600)
+        {'parallelism': None, 'busiest_rate': 625.0, 'hottest_key_rate': 625.0}
+    """
+    met = next(
+        (r for r in sweep if target_rate * r["busiest_share"] <= subtask_rate),
+        None,
+    )
+    best = min(sweep, key=lambda r: r["busiest_share"])
+    chosen = met or best
+    return {
+        "parallelism": met["parallelism"] if met else None,
+        "busiest_rate": target_rate * chosen["busiest_share"],
+        "hottest_key_rate": target_rate * hottest_share,
+    }

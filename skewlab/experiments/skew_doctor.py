@@ -259,6 +259,8 @@ def diagnose(
     top: int = 20,
     window_seconds: float = 1.0,
     cache_entries: tuple[int, ...] = (),
+    target_rate: float | None = None,
+    subtask_rate: float | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Diagnose the keys of ``df`` (a Spark DataFrame): see the module doc. Returns a JSON-ready
@@ -270,7 +272,9 @@ def diagnose(
     defaults to Flink's default for the largest of them; ``partitions`` (Spark's and Kafka's)
     defaults to the largest parallelism. ``cache_entries`` adds, for each size, the hit ratio an
     LRU cache of that many entries per subtask reaches on these records at the largest
-    parallelism (:func:`simulate_cache`).
+    parallelism (:func:`simulate_cache`). ``target_rate`` with ``subtask_rate`` (records per
+    second into the job, and what one subtask handles) adds the smallest Flink parallelism
+    whose busiest subtask keeps up, if any does.
 
     Example::
 
@@ -285,6 +289,14 @@ def diagnose(
 
     checked = _check(df, key, time, engines, parallelism, max_parallelism, partitions, top)
     entries = tuple(check_whole("cache entries", n, 1) for n in cache_entries)
+    if (target_rate is None) != (subtask_rate is None):
+        raise SkewlabInputError(
+            "give a target rate and a subtask rate together (records/s into the job, and "
+            "what one subtask handles)"
+        )
+    for name, rate in (("target rate", target_rate), ("subtask rate", subtask_rate)):
+        if rate is not None and not rate > 0:
+            raise SkewlabInputError(f"{name} must be above 0 records/s, got {rate!r}")
     if not window_seconds > 0:
         raise SkewlabInputError(f"window seconds must be above 0, got {window_seconds!r}")
     spark_type, max_p = checked["key_type"], checked["max_parallelism"]
@@ -363,6 +375,13 @@ def diagnose(
         for n in entries
     ]
     share = hot_records / (records - nulls) if records > nulls else 0.0
+    target = None
+    if target_rate is not None and sweep:
+        target = {
+            "target_rate": target_rate,
+            "subtask_rate": subtask_rate,
+            **skew.smallest_parallelism(sweep, share, target_rate, subtask_rate),
+        }
     return {
         "input": {
             "key": key,
@@ -387,6 +406,7 @@ def diagnose(
             "max_parallelism": max_p,
             "asked": list(checked["parallelism"]),
             "sweep": sweep,
+            "target": target,
         },
     }
 

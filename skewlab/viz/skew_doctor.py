@@ -137,6 +137,23 @@ def doctor_text(report: dict[str, Any]) -> str:
             f"(busiest subtask {best['max_over_mean']:.2f}x the mean, of which the key-group "
             f"ranges alone give {best['range_unevenness']:.2f}x)"
         )
+    target = report["parallelism"].get("target")
+    if target:
+        wanted = (
+            f"to take {target['target_rate']:,.0f} records/s with {target['subtask_rate']:,.0f} "
+            "records/s per subtask"
+        )
+        if target["parallelism"] is not None:
+            lines.append(
+                f"{wanted}, the smallest Flink parallelism is P={target['parallelism']} (its "
+                f"busiest subtask gets {target['busiest_rate']:,.0f} records/s)"
+            )
+        else:
+            lines.append(
+                f"{wanted}, no parallelism up to {report['parallelism']['max_parallelism']} "
+                f"does: the best leaves {target['busiest_rate']:,.0f} records/s on one subtask, "
+                f"the hottest key alone {target['hottest_key_rate']:,.0f}"
+            )
     return "\n".join(lines)
 
 

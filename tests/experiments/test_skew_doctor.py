@@ -91,6 +91,25 @@ def test_the_hottest_key_bounds_every_parallelism():
         assert row["max_over_mean"] >= row["hot_key_floor"] - 1e-9
 
 
+def test_the_smallest_parallelism_is_the_first_whose_busiest_subtask_keeps_up():
+    from skewlab.engine.skew import smallest_parallelism
+
+    loads = np.random.default_rng(3).integers(0, 50, 128)
+    loads[7] += 2_000  # one hot key group
+    total = int(loads.sum())
+    rows = parallelism_sweep(loads, range(1, 129), hottest_key_records=2_000)
+    for target, capacity in [(10_000, 4_000), (10_000, 6_000), (50_000, 30_000)]:
+        found = smallest_parallelism(rows, 2_000 / total, target, capacity)
+        fits = [
+            p for p in range(1, 129)
+            if target * subtask_loads(loads, p).max() / total <= capacity
+        ]  # fmt: skip
+        assert found["parallelism"] == (fits[0] if fits else None)
+    # the hottest key alone over the capacity: no parallelism does
+    none = smallest_parallelism(rows, 2_000 / total, 100_000, 1_000)
+    assert none["parallelism"] is None and none["hottest_key_rate"] > 1_000
+
+
 def test_zipf_fit_recovers_the_exponent():
     ranks = np.arange(1, 501)
     fit = fit_zipf(np.round(1e6 / ranks**1.2))
@@ -191,6 +210,7 @@ def test_the_text_and_the_page_say_what_the_report_holds(report, tmp_path):
         (["--key", "tweet_id", "--max-parallelism", "40000"], "max parallelism"),
         (["--key", "event_time", "--engine", "kafka"], "kafka cannot hash a timestamp key"),
         (["--key", "tweet_id", "--partitions", "0"], "partitions must be"),
+        (["--key", "tweet_id", "--target-rate", "100"], "give a target rate and a subtask rate"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(records, tmp_path, capsys, args, says):
@@ -220,7 +240,8 @@ def test_the_cli_prints_json_with_every_section(tmp_path, capsys, spark):
         {"user": ["a"] * 6 + ["b", "c"], "ts": [start + dt.timedelta(seconds=s) for s in
                                                  [0, 0, 0, 1, 2, 2, 3, 4]]}
     ).to_csv(path, index=False)  # fmt: skip
-    args = ["doctor", str(path), "--key", "user", "--time", "ts", "--json", "--cache-entries", "1"]
+    args = ["doctor", str(path), "--key", "user", "--time", "ts", "--json", "--cache-entries", "1",
+            "--target-rate", "8", "--subtask-rate", "4"]  # fmt: skip
     assert main(args) == 0
     import json
 
@@ -232,6 +253,9 @@ def test_the_cli_prints_json_with_every_section(tmp_path, capsys, spark):
     # times, b and c come after every a -- wherever their subtasks, three misses
     (cache,) = out["cache"]
     assert (cache["cache_entries"], cache["hits"], cache["misses"]) == (1, 5, 3)
+    # 'a' alone brings 6 of every 8 records/s to one subtask: no P keeps up at 4 per subtask
+    target = out["parallelism"]["target"]
+    assert target["parallelism"] is None and target["hottest_key_rate"] == 6.0
     assert read_records(spark, str(path)).count() == 8
 
 
