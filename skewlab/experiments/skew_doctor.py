@@ -297,6 +297,11 @@ def diagnose(
     for name, rate in (("target rate", target_rate), ("subtask rate", subtask_rate)):
         if rate is not None and not rate > 0:
             raise SkewlabInputError(f"{name} must be above 0 records/s, got {rate!r}")
+    if target_rate is not None and "flink" not in checked["engines"]:
+        raise SkewlabInputError(
+            "a target rate asks for Flink's parallelism: include the flink engine "
+            "(--engine flink or all)"
+        )
     if not window_seconds > 0:
         raise SkewlabInputError(f"window seconds must be above 0, got {window_seconds!r}")
     spark_type, max_p = checked["key_type"], checked["max_parallelism"]

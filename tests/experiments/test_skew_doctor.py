@@ -211,6 +211,10 @@ def test_the_text_and_the_page_say_what_the_report_holds(report, tmp_path):
         (["--key", "event_time", "--engine", "kafka"], "kafka cannot hash a timestamp key"),
         (["--key", "tweet_id", "--partitions", "0"], "partitions must be"),
         (["--key", "tweet_id", "--target-rate", "100"], "give a target rate and a subtask rate"),
+        (
+            ["--key", "tweet_id", "--engine", "kafka", "--target-rate", "9", "--subtask-rate", "3"],
+            "include the flink engine",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(records, tmp_path, capsys, args, says):
