@@ -110,15 +110,21 @@ def register(subparsers) -> None:
         help="records/s one subtask of your job handles (measured on your job)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--html", metavar="OUT", help="also write the report as an HTML page")
+    parser.add_argument(
+        "--html",
+        metavar="OUT",
+        help="also write the report as an HTML page (a new file, or one the doctor wrote)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from skewlab.engine.session import get_spark
     from skewlab.experiments.skew_doctor import diagnose, read_records
-    from skewlab.viz.skew_doctor import doctor_text, write_html
+    from skewlab.viz.skew_doctor import check_html_out, doctor_text, write_html
 
+    if args.html:
+        check_html_out(args.html)  # before any work: never over a file skewlab did not write
     spark = get_spark()
     records = read_records(spark, args.path, args.format, args.null_value)
     report = diagnose(

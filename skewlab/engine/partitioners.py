@@ -135,13 +135,19 @@ def kafka_key_bytes(value, spark_type: str) -> bytes:
         >>> kafka_key_bytes(1, "bigint"), kafka_key_bytes("é", "string")
         (b'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x01', b'\\xc3\\xa9')
     """
+    return _serializer(spark_type)(value)
+
+
+def _serializer(spark_type: str):
+    """The function writing one key of ``spark_type`` as Kafka's standard serializer does
+    (the type checked once, not per key)."""
     check_key_type(spark_type, ["kafka"])
-    width = KAFKA_KEY_SERIALIZERS[spark_type][1]
     if spark_type == "string":
-        return value.encode("utf-8")
+        return lambda value: value.encode("utf-8")
     if spark_type == "binary":
-        return bytes(value)
-    return int(value).to_bytes(width, "big", signed=True)
+        return bytes
+    width = KAFKA_KEY_SERIALIZERS[spark_type][1]
+    return lambda value: int(value).to_bytes(width, "big", signed=True)
 
 
 def kafka_partitions(values: Iterable, spark_type: str, partitions: int) -> np.ndarray:
@@ -152,10 +158,9 @@ def kafka_partitions(values: Iterable, spark_type: str, partitions: int) -> np.n
         >>> kafka_partitions([1, 2, 3], "int", 6).tolist()
         [0, 5, 1]
     """
-    check_key_type(spark_type, ["kafka"])
+    serialize = _serializer(spark_type)
     return np.fromiter(
-        ((murmur2(kafka_key_bytes(v, spark_type)) & 0x7FFFFFFF) % partitions for v in values),
-        dtype=np.int32,
+        ((murmur2(serialize(v)) & 0x7FFFFFFF) % partitions for v in values), dtype=np.int32
     )
 
 

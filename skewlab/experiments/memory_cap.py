@@ -59,7 +59,7 @@ def _caps(caps_mb) -> tuple[int | None, ...]:
     """The caps to run, smallest first, then ``None`` (no cap), checked."""
     caps = sorted({check_whole("memory cap (MiB)", c, MIN_CAP_MB) for c in caps_mb})
     if not caps:
-        raise SkewlabInputError("memory caps: give at least one cap in MiB (e.g. 400 700)")
+        raise SkewlabInputError("memory caps: give at least one cap in MiB (e.g. 400,700)")
     return (*caps, None)
 
 

@@ -340,6 +340,7 @@ def diagnose(
         bar.update()
 
         engines_out: dict[str, Any] = {}
+        kg = None  # records per key group (Flink's), for the parallelism sweep
         hot_records = int(counts[0]) if counts.size else 0
         n = checked["partitions"]
         for engine in checked["engines"]:
@@ -370,8 +371,7 @@ def diagnose(
         bar.close()
 
     sweep = None
-    if "flink" in engines_out:
-        kg = np.asarray(engines_out["flink"]["key_group_loads"], dtype=np.int64)
+    if kg is not None:
         ps = sweep_parallelisms(max_p, checked["parallelism"])
         sweep = skew.parallelism_sweep(kg, ps, hot_records)
     largest = max(checked["parallelism"])
@@ -442,15 +442,14 @@ def _flink(kg: np.ndarray, parallelism: tuple[int, ...], max_p: int, nulls: int)
         "key_group_loads": kg.tolist(),
         "key_groups": skew.load_summary(kg),
         "null_keys_refused": nulls,
-        "subtasks": [
-            {
-                "parallelism": p,
-                "loads": skew.subtask_loads(kg, p).tolist(),
-                **skew.load_summary(skew.subtask_loads(kg, p)),
-            }
-            for p in parallelism
-        ],  # fmt: skip
+        "subtasks": [_subtasks(kg, p) for p in parallelism],
     }
+
+
+def _subtasks(kg: np.ndarray, parallelism: int) -> dict[str, Any]:
+    """Records per subtask at ``parallelism``, and their summary."""
+    loads = skew.subtask_loads(kg, parallelism)
+    return {"parallelism": parallelism, "loads": loads.tolist(), **skew.load_summary(loads)}
 
 
 def _peak(df, key: str, time: str, hottest, window_seconds: float) -> dict[str, Any]:

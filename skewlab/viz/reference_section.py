@@ -21,7 +21,7 @@ from typing import Any
 
 from skewlab.experiments.references import load_reference
 
-__all__ = ["section_shown"]
+__all__ = ["THIS_RUN", "section_shown"]
 
 #: Whose figures a section shows when this run measured them.
 THIS_RUN = "this run"

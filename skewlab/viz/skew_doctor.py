@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from skewlab.engine.partitioners import ENGINES
+from skewlab.errors import SkewlabInputError
 from skewlab.experiments.skew_doctor import diagnose, read_records
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
@@ -28,6 +29,7 @@ from skewlab.viz.palette import COLORS, TEMPLATE
 from skewlab.viz.text import percent
 
 __all__ = [
+    "check_html_out",
     "doctor_explorer",
     "doctor_text",
     "engine_loads_figure",
@@ -265,14 +267,44 @@ def parallelism_figure(report: dict[str, Any]) -> go.Figure:
     return fig
 
 
+#: The head every page :func:`write_html` writes starts with: how it knows a page of its own.
+_PAGE_HEAD = "<!DOCTYPE html><html><head><meta charset='utf-8'><title>skewlab doctor</title>"
+
+
+def check_html_out(path: str | Path) -> Path:
+    """``path`` as the doctor's HTML page may be written there: a new file, or a page the doctor
+    wrote before; anything else (a file skewlab did not write, a folder) raises
+    :class:`~skewlab.errors.SkewlabInputError` -- check it before any work.
+
+    Example::
+
+        >>> check_html_out("doctor-report-that-does-not-exist.html").name
+        'doctor-report-that-does-not-exist.html'
+    """
+    out = Path(path)
+    if out.is_dir():
+        raise SkewlabInputError(f"--html {str(out)!r} is a folder: give a file name")
+    if out.exists():
+        with out.open(encoding="utf-8", errors="replace") as page:
+            ours = page.read(len(_PAGE_HEAD)) == _PAGE_HEAD
+        if not ours:
+            raise SkewlabInputError(
+                f"--html {str(out)!r} exists and is not a page skewlab doctor wrote: give a "
+                "new file name (skewlab replaces only its own pages)"
+            )
+    return out
+
+
 def write_html(report: dict[str, Any], path: str | Path) -> Path:
-    """One self-contained HTML page (plotly inlined, no network) with the text and figures.
+    """One self-contained HTML page (plotly inlined, no network) with the text and figures,
+    at a path :func:`check_html_out` allows.
 
     Example::
 
         >>> write_html(report, "doctor.html")                            # doctest: +SKIP
         PosixPath('doctor.html')
     """
+    out = check_html_out(path)
     figures = [hot_keys_figure(report), engine_loads_figure(report)]
     if report["parallelism"].get("sweep"):
         figures.append(parallelism_figure(report))
@@ -280,11 +312,10 @@ def write_html(report: dict[str, Any], path: str | Path) -> Path:
         pio.to_html(fig, full_html=False, include_plotlyjs=i == 0) for i, fig in enumerate(figures)
     ]
     page = (
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>skewlab doctor</title></head>"
-        f"<body><h1>skewlab doctor: {html.escape(str(report['input']['key']))}</h1>"
+        f"{_PAGE_HEAD}</head><body>"
+        f"<h1>skewlab doctor: {html.escape(str(report['input']['key']))}</h1>"
         f"<pre>{html.escape(doctor_text(report))}</pre>{''.join(parts)}</body></html>"
     )
-    out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")
     return out

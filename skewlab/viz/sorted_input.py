@@ -31,7 +31,7 @@ from skewlab.experiments.value_state import RATIOS as VALUE_STATE_RATIOS
 from skewlab.inputs.wordcount import wordcount_input
 from skewlab.strategies.count import run_count
 from skewlab.viz.palette import COLORS, LABELS, TEMPLATE
-from skewlab.viz.reference_section import section_shown
+from skewlab.viz.reference_section import THIS_RUN, section_shown
 from skewlab.viz.text import number, spread_text, times
 
 __all__ = [
@@ -643,6 +643,6 @@ def format_memory_cap_summary(result: BenchResult) -> str:
         >>> from skewlab.experiments.memory_cap import run_experiment
         >>> print(format_memory_cap_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
     """  # noqa: E501
-    summary = {**bench_summary(result), "shown": "this run"}
+    summary = {**bench_summary(result), "shown": THIS_RUN}
     table = memory_cap_table(summary).to_string(index=False)
     return f"{table}\n{describe_memory_cap(summary)}"

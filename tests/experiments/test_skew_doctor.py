@@ -197,6 +197,12 @@ def test_the_text_and_the_page_say_what_the_report_holds(report, tmp_path):
     assert f"skew score {report['engines']['spark']['skew_score']:.0f} %" in text
     page = write_html(report, tmp_path / "doctor.html").read_text()
     assert "plotly" in page and "tweet_id" in page
+    write_html(report, tmp_path / "doctor.html")  # its own page: replaced
+    mine = tmp_path / "notes.html"
+    mine.write_text("<html>my notes</html>")
+    with pytest.raises(SkewlabInputError, match="not a page skewlab doctor wrote"):
+        write_html(report, mine)
+    assert mine.read_text() == "<html>my notes</html>"
 
 
 @pytest.mark.parametrize(
@@ -211,6 +217,7 @@ def test_the_text_and_the_page_say_what_the_report_holds(report, tmp_path):
         (["--key", "event_time", "--engine", "kafka"], "kafka cannot hash a timestamp key"),
         (["--key", "tweet_id", "--partitions", "0"], "partitions must be"),
         (["--key", "tweet_id", "--target-rate", "100"], "give a target rate and a subtask rate"),
+        (["--key", "tweet_id", "--html", "/"], "is a folder: give a file name"),
         (
             ["--key", "tweet_id", "--engine", "kafka", "--target-rate", "9", "--subtask-rate", "3"],
             "include the flink engine",
