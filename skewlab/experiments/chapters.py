@@ -620,6 +620,61 @@ CHAPTERS: tuple[Chapter, ...] = (
                 "seed": 9,
             },
         },
+        benchmarks=(
+            Benchmark(
+                id="remedy_costs",
+                help="the skew doctor's cost profile: every remedy's job time per record on "
+                "this machine, by records per key (naive heap / RocksDB, buffered, cached, "
+                "salted, sorted)",
+                aliases=("remedy-costs", "costs"),
+                formatter="format_remedy_costs_summary",
+                # 100,000 views (seed 000's size) over 20 .. 20,000 tweets: 5,000 .. 5 per key
+                sizes={
+                    "tiny": {
+                        "n_views": 5_000,
+                        "n_users": 1_000,
+                        "cardinalities": (20, 1_000),
+                        "parallelism": 2,
+                        "runs": 1,
+                    },
+                    "quick": {
+                        "n_views": 100_000,
+                        "n_users": 25_000,
+                        "cardinalities": (20, 200, 2_000, 20_000),
+                        "parallelism": 2,
+                        "runs": 3,
+                    },
+                    "full": {
+                        "n_views": 100_000,
+                        "n_users": 25_000,
+                        "cardinalities": (20, 200, 2_000, 20_000),
+                        "parallelism": 2,
+                        "runs": 5,
+                    },
+                },
+            ),
+            Benchmark(
+                id="remedy_check",
+                help="is the skew doctor right? its predicted throughput, records per subtask, "
+                "hit ratio and ranking of remedies beside real runs on three workloads",
+                aliases=("remedy-check",),
+                formatter="format_remedy_check_summary",
+                options=(
+                    Option(
+                        "--costs",
+                        "costs",
+                        str,
+                        "a 'skewlab bench remedy_costs' result file to price with (default: the "
+                        "newest on this machine, else the shipped reference)",
+                    ),
+                ),
+                sizes={
+                    "tiny": {"n_views": 5_000, "n_users": 1_000, "n_tweets": 1_000, "runs": 1},
+                    "quick": {"n_views": 100_000, "n_users": 25_000, "n_tweets": 20_000, "runs": 3},
+                    "full": {"n_views": 100_000, "n_users": 25_000, "n_tweets": 20_000, "runs": 5},
+                },
+            ),
+        ),
     ),
 )
 

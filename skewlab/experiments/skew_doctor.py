@@ -48,6 +48,9 @@ from skewlab.engine.partitioners import (
 )
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import size_settings
+from skewlab.experiments.remedies import BASELINE, naive_subtask_rate, predict_remedies
+from skewlab.experiments.remedy_costs import load_cost_profile
+from skewlab.experiments.subtask_replay import replay_subtasks, salted_stage_one_loads
 from skewlab.inputs.views import (
     PARAMS_FILE,
     ViewSpec,
@@ -55,6 +58,7 @@ from skewlab.inputs.views import (
     generate_views,
     save_views,
 )
+from skewlab.iomodel.profiles import load_disk_profile
 from skewlab.state.key_groups import (
     UPPER_BOUND_MAX_PARALLELISM,
     check_parallelism,
@@ -261,6 +265,11 @@ def diagnose(
     cache_entries: tuple[int, ...] = (),
     target_rate: float | None = None,
     subtask_rate: float | None = None,
+    remedies: bool = True,
+    costs: str | Path | dict[str, Any] | None = None,
+    disk_profile: str | Path | None = None,
+    bounded: bool = False,
+    salt_buckets: int | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Diagnose the keys of ``df`` (a Spark DataFrame): see the module doc. Returns a JSON-ready
@@ -272,9 +281,18 @@ def diagnose(
     defaults to Flink's default for the largest of them; ``partitions`` (Spark's and Kafka's)
     defaults to the largest parallelism. ``cache_entries`` adds, for each size, the hit ratio an
     LRU cache of that many entries per subtask reaches on these records at the largest
-    parallelism (:func:`simulate_cache`). ``target_rate`` with ``subtask_rate`` (records per
-    second into the job, and what one subtask handles) adds the smallest Flink parallelism
-    whose busiest subtask keeps up, if any does.
+    parallelism (:func:`simulate_cache`). ``target_rate`` (records per second into the job)
+    adds the smallest Flink parallelism whose busiest subtask keeps up, if any does, given
+    ``subtask_rate`` (what one subtask of your job handles) or else what one naive RocksDB
+    subtask handles on these keys by the cost profile.
+
+    ``remedies`` (on by default) prices every remedy at the largest parallelism from the cost
+    profile ``costs`` (a ``skewlab bench remedy_costs`` result file, or the dict
+    :func:`~skewlab.experiments.remedy_costs.load_cost_profile` returns; default: the newest
+    measured on this machine, else the shipped reference) under ``disk_profile`` (a disk
+    profile's name or file, e.g. ``ebs-article``; default none: state on this machine), with
+    ``salt_buckets`` salts (default: the parallelism) and sorted input eligible only when the
+    input is ``bounded`` (:mod:`skewlab.experiments.remedies`).
 
     Example::
 
@@ -289,10 +307,26 @@ def diagnose(
 
     checked = _check(df, key, time, engines, parallelism, max_parallelism, partitions, top)
     entries = tuple(check_whole("cache entries", n, 1) for n in cache_entries)
-    if (target_rate is None) != (subtask_rate is None):
+    largest = max(checked["parallelism"])
+    profile, disk, salts, unpriced = None, None, None, None
+    if remedies:
+        check_key_type(checked["key_type"], ("flink",))  # remedies run on Flink's routing
+        try:
+            profile = costs if isinstance(costs, dict) else load_cost_profile(costs)
+        except SkewlabInputError as error:
+            if costs is not None:
+                raise  # a profile asked for by name must be there
+            unpriced = str(error)  # none measured here and none shipped: say so, go on
+        disk = load_disk_profile(disk_profile) if disk_profile is not None else None
+        salts = check_whole("salt buckets", largest if salt_buckets is None else salt_buckets, 1)
+    elif disk_profile is not None or costs is not None:
+        raise SkewlabInputError("a cost or disk profile prices the remedies: leave remedies on")
+    if subtask_rate is not None and target_rate is None:
+        raise SkewlabInputError("a subtask rate answers a target rate: give a target rate too")
+    if target_rate is not None and subtask_rate is None and profile is None:
         raise SkewlabInputError(
-            "give a target rate and a subtask rate together (records/s into the job, and "
-            "what one subtask handles)"
+            "a target rate needs what one subtask handles: give a subtask rate, or price it "
+            "from a cost profile (remedies on; 'skewlab bench remedy_costs' measures one)"
         )
     for name, rate in (("target rate", target_rate), ("subtask rate", subtask_rate)):
         if rate is not None and not rate > 0:
@@ -374,17 +408,33 @@ def diagnose(
     if kg is not None:
         ps = sweep_parallelisms(max_p, checked["parallelism"])
         sweep = skew.parallelism_sweep(kg, ps, hot_records)
-    largest = max(checked["parallelism"])
-    caches = [
-        simulate_cache(df, key, n, parallelism=largest, max_parallelism=max_p, time=time)
-        for n in entries
-    ]
+    sizes = entries or ((profile["cache_entries"],) if profile else ())
+    replays = {
+        n: replay_subtasks(
+            df, key, parallelism=largest, max_parallelism=max_p, time=time, cache_entries=n,
+            buffer_max_count=profile["buffer"]["max_count"] if profile else 1000,
+        )
+        for n in sizes
+    }  # fmt: skip
+    caches = [_cache_view(replays[n]) for n in entries]
+    priced = None
+    if profile is not None:
+        loads = salted_stage_one_loads(
+            df, key, salt_buckets=salts, parallelism=largest, max_parallelism=max_p
+        )
+        priced = predict_remedies(replays[sizes[0]], loads, profile, disk=disk, bounded=bounded)
+        priced["salt_buckets"] = salts
     share = hot_records / (records - nulls) if records > nulls else 0.0
     target = None
     if target_rate is not None and sweep:
+        rate_source = "given"
+        if subtask_rate is None:
+            subtask_rate = naive_subtask_rate(replays[sizes[0]], profile)
+            rate_source = f"{BASELINE} on these keys, priced from the cost profile (measured)"
         target = {
             "target_rate": target_rate,
             "subtask_rate": subtask_rate,
+            "subtask_rate_source": rate_source,
             **skew.smallest_parallelism(sweep, share, target_rate, subtask_rate),
         }
     return {
@@ -406,6 +456,8 @@ def diagnose(
         "zipf": fit_zipf(counts),
         "peak": peak,
         "cache": caches,
+        "remedies": priced,
+        "remedies_unpriced": unpriced,
         "engines": engines_out,
         "parallelism": {
             "max_parallelism": max_p,
@@ -491,10 +543,6 @@ def sample_records(spark, size: str = "quick", directory: str | Path | None = No
     return str(save_views(generate_views(spark, spec), spec, out))
 
 
-#: The column that keeps the records' own order (the file's) through the shuffle.
-_ARRIVAL = "_arrival"
-
-
 def simulate_cache(
     df,
     key: str,
@@ -508,54 +556,35 @@ def simulate_cache(
     backend's own :class:`~skewlab.state.value_state.WriteBackLru`) would reach on these
     records: each subtask's records (Flink's key groups at ``parallelism``) replayed in order --
     by ``time`` where given, then in the input's own order -- through one ``get`` and one
-    ``put`` each, as a keyed count does. Runs in Spark: nothing per record reaches the driver.
-    Records with a null key are left out (Flink refuses them).
+    ``put`` each, as a keyed count does (:func:`~skewlab.experiments.subtask_replay.
+    replay_subtasks`). Runs in Spark: nothing per record reaches the driver. Records with a null
+    key are left out (Flink refuses them).
 
     Example::
 
         >>> simulate_cache(views, "tweet_id", 500, parallelism=4)["hit_ratio"]  # doctest: +SKIP
         0.71
     """
-    from pyspark.sql import functions as F
-
-    from skewlab.engine.routing import KEY_GROUP, identity_partition, with_key_groups
-    from skewlab.state.value_state import WriteBackLru
-
     check_whole("cache entries", cache_entries, 1)
     checked = _check(df, key, time, ("flink",), (parallelism,), max_parallelism, None, 1)
-    max_p = checked["max_parallelism"]
-    ordered = df.where(F.col(key).isNotNull()).withColumn(_ARRIVAL, F.monotonically_increasing_id())
-    routed = with_key_groups(ordered, key, max_p, parallelism)
-    parted = identity_partition(routed, df.sparkSession, parallelism)
-    order = ([F.col(time).cast("timestamp")] if time else []) + [F.col(_ARRIVAL)]
-    parted = parted.sortWithinPartitions(*order).select(KEY_GROUP, key)
+    replay = replay_subtasks(
+        df, key, parallelism=parallelism, max_parallelism=checked["max_parallelism"], time=time,
+        cache_entries=cache_entries,
+    )  # fmt: skip
+    return _cache_view(replay)
 
-    def replay(batches):
-        from pyspark import TaskContext
 
-        lru = WriteBackLru(cache_entries, lambda group, k: None, lambda group, k, v: None)
-        for batch in batches:
-            for group, k in zip(batch[KEY_GROUP].tolist(), batch[key].tolist(), strict=True):
-                lru.put(group, k, (lru.get(group, k) or 0) + 1)
-        yield pd.DataFrame(
-            {"subtask": [TaskContext.get().partitionId()], "hits": [lru.hits],
-             "misses": [lru.misses]}
-        )  # fmt: skip
-
-    rows = parted.mapInPandas(replay, "subtask int, hits long, misses long").collect()
-    per_subtask = sorted((r["subtask"], r["hits"], r["misses"]) for r in rows)
-    hits = sum(h for _, h, _ in per_subtask)
-    misses = sum(m for _, _, m in per_subtask)
+def _cache_view(replay: dict[str, Any]) -> dict[str, Any]:
+    """A replay's LRU hits and misses, overall and per subtask."""
     return {
-        "cache_entries": cache_entries,
-        "parallelism": parallelism,
-        "max_parallelism": max_p,
-        "order": f"{time} order, then the input's own" if time else "the input's own order",
-        "hits": hits,
-        "misses": misses,
-        "hit_ratio": hits / (hits + misses) if hits + misses else None,
+        **replay["cache"],
+        "parallelism": replay["parallelism"],
+        "max_parallelism": replay["max_parallelism"],
+        "order": replay["order"],
         "per_subtask": [
-            {"subtask": i, "hits": h, "misses": m, "hit_ratio": h / (h + m) if h + m else None}
-            for i, h, m in per_subtask
+            {"subtask": s["subtask"], "hits": s["hits"], "misses": s["misses"],
+             "hit_ratio": s["hits"] / (s["hits"] + s["misses"]) if s["hits"] + s["misses"]
+             else None}
+            for s in replay["subtasks"]
         ],
-    }
+    }  # fmt: skip

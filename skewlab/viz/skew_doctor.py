@@ -22,6 +22,9 @@ import plotly.io as pio
 
 from skewlab.engine.partitioners import ENGINES
 from skewlab.errors import SkewlabInputError
+from skewlab.experiments.remedies import BASELINE
+from skewlab.experiments.remedy_costs import DENSITY_PRICED
+from skewlab.experiments.results import BenchResult, bench_summary
 from skewlab.experiments.skew_doctor import diagnose, read_records
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
@@ -143,7 +146,7 @@ def doctor_text(report: dict[str, Any]) -> str:
     if target:
         wanted = (
             f"to take {target['target_rate']:,.0f} records/s with {target['subtask_rate']:,.0f} "
-            "records/s per subtask"
+            f"records/s per subtask ({target.get('subtask_rate_source', 'given')})"
         )
         if target["parallelism"] is not None:
             lines.append(
@@ -156,7 +159,102 @@ def doctor_text(report: dict[str, Any]) -> str:
                 f"does: the best leaves {target['busiest_rate']:,.0f} records/s on one subtask, "
                 f"the hottest key alone {target['hottest_key_rate']:,.0f}"
             )
+    lines += remedy_lines(report.get("remedies"))
+    if report.get("remedies_unpriced"):
+        lines.append(f"remedies not priced: {report['remedies_unpriced']}")
     return "\n".join(lines)
+
+
+def remedy_table(priced: dict[str, Any]):
+    """Every remedy's predicted job throughput, speed over naive RocksDB, p99 latency, memory on
+    the busiest subtask and what it costs.
+
+    Example::
+
+        >>> remedy_table(report["remedies"]).columns[0]                  # doctest: +SKIP
+        'remedy'
+    """
+    import pandas as pd
+
+    return pd.DataFrame([
+        {
+            "remedy": r["remedy"] + ("" if r["eligible"] else " (bounded input only)"),
+            "records/s": round(r["records_per_second"]),
+            f"x {BASELINE}": round(r["speedup_over_baseline"], 2),
+            "p99 latency ms": round(r["latency_p99_ms"], 3),
+            "state in memory": _bytes(r["memory_bytes"]),
+            "what it costs": r["costs"],
+        }
+        for r in priced["remedies"]
+    ])  # fmt: skip
+
+
+def _bytes(n: int) -> str:
+    return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n / 2**10:,.0f} KiB" if n else "-"
+
+
+def remedy_lines(priced: dict[str, Any] | None) -> list[str]:
+    """The remedy section of :func:`doctor_text`: where its figures come from, the table, the
+    recommendation and its reasons."""
+    if not priced:
+        return []
+    profile = priced["cost_profile"]
+    disk = priced["disk_profile"]
+    rec = priced["recommendation"]
+    lines = [
+        f"which remedy pays, Flink P={priced['parallelism']} (salting with "
+        f"{priced.get('salt_buckets', priced['parallelism'])} salts): job throughput predicted "
+        f"from per-record costs measured by skewlab bench remedy_costs ({profile['source']}; "
+        f"{profile['aggregate']}, p={profile['parallelism']}) and this input's counts replayed "
+        f"(LRU of {priced['cache_entries']:,}: hit ratio {percent(priced['hit_ratio'] or 0)}; "
+        f"the buffer folds {priced['records_per_flushed_key']:.1f} records per flushed key); "
+        + (
+            f"state accesses on disk modelled on the {disk} profile"
+            if disk
+            else "state on this machine's disk, as measured (no disk profile: --disk-profile "
+            "ebs-article models seed 000's EBS)"
+        ),
+        remedy_table(priced).to_string(index=False),
+        f"recommended: {rec['remedy']} ({rec['speedup_over_baseline']:.2f}x {BASELINE}) -- "
+        + "; ".join(rec["reasons"][1:])
+        + f"; it costs: {rec['costs']}",
+    ]
+    for name, why in rec["excluded"].items():
+        lines.append(f"not weighed: {name}, {why}")
+    return lines
+
+
+def remedies_figure(report: dict[str, Any]) -> go.Figure:
+    """Predicted job throughput of every remedy on these keys, the recommended one marked.
+
+    Example::
+
+        >>> remedies_figure(report).data[0].type                         # doctest: +SKIP
+        'bar'
+    """
+    priced = report["remedies"]
+    rows = priced["remedies"]
+    best = priced["best"]
+    fig = go.Figure(
+        go.Bar(
+            x=[r["remedy"] for r in rows],
+            y=[r["records_per_second"] for r in rows],
+            marker_color=[COLORS[r["remedy"].removeprefix("naive_")] for r in rows],
+            marker_line_width=[3 if r["remedy"] == best else 0 for r in rows],
+            marker_line_color="black",
+            text=[f"{r['speedup_over_baseline']:.2f}x" for r in rows],
+            textposition="outside",
+            hovertemplate="%{x}: %{y:,.0f} records/s<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        template=TEMPLATE,
+        title=f"Which remedy pays at P={priced['parallelism']} (predicted; x {BASELINE}); "
+        f"recommended: {best}",
+        xaxis_title="remedy",
+        yaxis_title="job records/s (predicted)",
+    )
+    return fig
 
 
 def hot_keys_figure(report: dict[str, Any]) -> go.Figure:
@@ -308,6 +406,8 @@ def write_html(report: dict[str, Any], path: str | Path) -> Path:
     figures = [hot_keys_figure(report), engine_loads_figure(report)]
     if report["parallelism"].get("sweep"):
         figures.append(parallelism_figure(report))
+    if report.get("remedies"):
+        figures.append(remedies_figure(report))
     parts = [
         pio.to_html(fig, full_html=False, include_plotlyjs=i == 0) for i, fig in enumerate(figures)
     ]
@@ -389,3 +489,109 @@ def doctor_explorer(
         ),
     }
     return Explorer(controls, draw, run_button=True).start()
+
+
+def cost_profile_table(profile: dict[str, Any]):
+    """The cost profile as a table: per remedy, job time per record (us) at each density.
+
+    Example::
+
+        >>> from skewlab.experiments.remedy_costs import load_cost_profile
+        >>> list(cost_profile_table(load_cost_profile()).columns)[:2]
+        ['remedy', '5 per key']
+    """
+    import pandas as pd
+
+    columns = [f"{n:,.0f} per key" for n in profile["records_per_key"]]
+    rows = [
+        {"remedy": name, **dict(zip(columns, profile["per_record_us"][name], strict=True))}
+        for name in DENSITY_PRICED
+    ]
+    return pd.DataFrame(rows).round(2)
+
+
+def format_remedy_costs_summary(result: BenchResult) -> str:
+    """What ``skewlab bench remedy_costs`` prints: the cost profile the doctor prices with.
+
+    Example::
+
+        >>> from skewlab.experiments.remedy_costs import run_experiment
+        >>> print(format_remedy_costs_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+    """  # noqa: E501
+    summary = bench_summary(result)
+    profile = summary["cost_profile"]
+    buffer = profile["buffer"]
+    lines = [
+        f"job time per record of the busiest subtask (us), net of start-up, p="
+        f"{profile['parallelism']}, medians of {summary.get('runs', 'the')} runs:",
+        cost_profile_table(profile).to_string(index=False),
+        f"cache: {profile['miss_us']:.2f} us per miss over the heap"
+        if profile["miss_us"] is not None
+        else "cache: no misses measured",
+        "buffer, us per record by records folded per flushed key: "
+        + ", ".join(
+            f"{x:,.1f}: {y:.2f}"
+            for x, y in zip(buffer["records_per_flushed_key"], buffer["per_record_us"], strict=True)
+        ),
+        "salting's first stage per record (us): "
+        + ", ".join(f"{c:.2f}" for c in profile["salted_stage_one_us"]),
+        f"every digest equal to Spark SQL's: {summary['all_digests_match']}",
+    ]
+    return "\n".join(lines)
+
+
+def remedy_check_table(summary: dict[str, Any]):
+    """Predicted beside measured job throughput, per workload and remedy.
+
+    Example::
+
+        >>> remedy_check_table({"workloads": []}).empty
+        True
+    """
+    import pandas as pd
+
+    rows = [
+        {
+            "workload": w["workload"],
+            "remedy": r["remedy"],
+            "predicted rec/s": round(r["predicted_records_per_second"]),
+            "measured rec/s": round(r["measured_records_per_second"]),
+            "measured min..max": "{:,.0f}..{:,.0f}".format(*r["measured_spread"]),
+            "predicted / measured": round(r["predicted_over_measured"], 2),
+            "within 25 %": r["within_tolerance"],
+        }
+        for w in summary["workloads"]
+        for r in w["remedies"]
+    ]
+    return pd.DataFrame(rows)
+
+
+def format_remedy_check_summary(result: BenchResult) -> str:
+    """What ``skewlab bench remedy_check`` prints: predictions beside measurements.
+
+    Example::
+
+        >>> from skewlab.experiments.remedy_check import run_experiment
+        >>> print(format_remedy_check_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+    """  # noqa: E501
+    summary = bench_summary(result)
+    lines = [
+        f"priced with: {summary['cost_profile']['source']}",
+        remedy_check_table(summary).to_string(index=False),
+    ]
+    for w in summary["workloads"]:
+        lines.append(
+            f"{w['workload']}: records per subtask predicted {w['records_per_subtask_predicted']}"
+            f", measured {w['records_per_subtask_measured']}; hit ratio predicted "
+            f"{w['hit_ratio_predicted']:.3f}, measured {w['hit_ratio_measured']:.3f}; flushed "
+            f"keys predicted {w['flushed_keys_predicted']:,}, measured "
+            f"{w['flushed_keys_measured']:,}; ranking predicted "
+            f"{' > '.join(w['ranking_predicted'])}, measured {' > '.join(w['ranking_measured'])}"
+        )
+    lines.append(
+        f"every prediction within 25 %: {summary['all_within_tolerance']}; every ranking equal: "
+        f"{summary['all_rankings_equal']}; every ranking in the order of every pair the runs "
+        f"tell apart: {summary['all_rankings_consistent']}; every digest equal: "
+        f"{summary['all_digests_match']}"
+    )
+    return "\n".join(lines)

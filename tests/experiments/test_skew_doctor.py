@@ -216,7 +216,18 @@ def test_the_text_and_the_page_say_what_the_report_holds(report, tmp_path):
         (["--key", "tweet_id", "--max-parallelism", "40000"], "max parallelism"),
         (["--key", "event_time", "--engine", "kafka"], "kafka cannot hash a timestamp key"),
         (["--key", "tweet_id", "--partitions", "0"], "partitions must be"),
-        (["--key", "tweet_id", "--target-rate", "100"], "give a target rate and a subtask rate"),
+        (["--key", "tweet_id", "--subtask-rate", "100"], "a subtask rate answers a target rate"),
+        (
+            ["--key", "tweet_id", "--target-rate", "100", "--no-remedies"],
+            "a target rate needs what one subtask handles",
+        ),
+        (["--key", "tweet_id", "--disk-profile", "floppy"], "unknown disk profile 'floppy'"),
+        (["--key", "tweet_id", "--costs", "/nonexistent/c.json"], "no such cost profile file"),
+        (["--key", "tweet_id", "--salt-buckets", "0"], "salt buckets must be"),
+        (
+            ["--key", "tweet_id", "--no-remedies", "--disk-profile", "ebs-article"],
+            "prices the remedies",
+        ),
         (["--key", "tweet_id", "--html", "/"], "is a folder: give a file name"),
         (
             ["--key", "tweet_id", "--engine", "kafka", "--target-rate", "9", "--subtask-rate", "3"],
