@@ -119,7 +119,7 @@ def run_experiment(
     spark = spark or get_spark()
     total = len(compared) * (1 + startup_runs + len(cards) * runs)
     bar = tqdm(total=total, desc=EXPERIMENT, disable=not progress)
-    startup = startup_seconds(spark, compared, job, n_users, startup_runs, seed, bar)
+    startup = _startup_seconds(spark, compared, job, n_users, startup_runs, seed, bar)
     rows = []
     for spec in specs:
         views = generate_views(spark, spec).cache()
@@ -138,7 +138,7 @@ def run_experiment(
     return BenchResult(EXPERIMENT, size, rows, summary)
 
 
-def startup_seconds(spark, compared, job, n_users, startup_runs, seed, bar) -> dict:
+def _startup_seconds(spark, compared, job, n_users, startup_runs, seed, bar) -> dict:
     """Per side: a warm-up run (not measured: workers started, code loaded), then the median
     job time of ``startup_runs`` runs over no views -- the job's fixed cost."""
     warm = generate_views(spark, ViewSpec(_WARM_UP_VIEWS, n_users, 20, seed=seed))

@@ -309,8 +309,10 @@ def diagnose(
     entries = tuple(check_whole("cache entries", n, 1) for n in cache_entries)
     largest = max(checked["parallelism"])
     profile, disk, salts, unpriced = None, None, None, None
+    if remedies and "flink" not in checked["engines"]:
+        remedies = False
+        unpriced = "remedies are priced on Flink's routing: include the flink engine"
     if remedies:
-        check_key_type(checked["key_type"], ("flink",))  # remedies run on Flink's routing
         try:
             profile = costs if isinstance(costs, dict) else load_cost_profile(costs)
         except SkewlabInputError as error:
@@ -320,7 +322,9 @@ def diagnose(
         disk = load_disk_profile(disk_profile) if disk_profile is not None else None
         salts = check_whole("salt buckets", largest if salt_buckets is None else salt_buckets, 1)
     elif disk_profile is not None or costs is not None:
-        raise SkewlabInputError("a cost or disk profile prices the remedies: leave remedies on")
+        raise SkewlabInputError(
+            "a cost or disk profile prices the remedies: leave them on, with the flink engine"
+        )
     if subtask_rate is not None and target_rate is None:
         raise SkewlabInputError("a subtask rate answers a target rate: give a target rate too")
     if target_rate is not None and subtask_rate is None and profile is None:

@@ -87,7 +87,7 @@ def bucket_records_per_key(bucket: int) -> float:
     Example::
 
         >>> round(bucket_records_per_key(0), 3), round(bucket_records_per_key(49), 1)
-        (1.091, 5102.4)
+        (1.091, 5311.9)
     """
     return 2.0 ** ((bucket + 0.5) / BUCKETS_PER_OCTAVE)
 

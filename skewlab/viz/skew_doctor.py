@@ -232,7 +232,12 @@ def remedies_figure(report: dict[str, Any]) -> go.Figure:
         >>> remedies_figure(report).data[0].type                         # doctest: +SKIP
         'bar'
     """
-    priced = report["remedies"]
+    priced = report.get("remedies")
+    if not priced:
+        fig = go.Figure()
+        why = report.get("remedies_unpriced") or "remedies off"
+        fig.update_layout(template=TEMPLATE, title=f"Remedies not priced: {why}")
+        return fig
     rows = priced["remedies"]
     best = priced["best"]
     fig = go.Figure(
@@ -457,6 +462,7 @@ def doctor_explorer(
             parallelism=(parallelism,),
             max_parallelism=max_parallelism,
             partitions=partitions or parallelism,
+            remedies=False,  # the loads only: the notebook prices the remedies once
         )
         loads = engine_loads_figure(report, parallelism)
         loads.update_layout(

@@ -1,0 +1,236 @@
+"""Which remedy pays: the replay's counts against what real runs count (records per subtask,
+the LRU's misses, the buffer's flushes and flushed keys, salting's first-stage loads), the
+cost profile against the times it was priced from, and the pricing against the arithmetic its
+module states. Throughput itself is held against real runs by ``skewlab bench remedy_check``
+(a benchmark, not a timed test)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from skewlab.engine.config import JobConfig
+from skewlab.errors import SkewlabInputError
+from skewlab.experiments.remedies import BASELINE, naive_subtask_rate, predict_remedies
+from skewlab.experiments.remedy_check import _check
+from skewlab.experiments.remedy_costs import REMEDIES, cost_profile, load_cost_profile
+from skewlab.experiments.subtask_replay import (
+    bucket_of,
+    bucket_records_per_key,
+    replay_subtasks,
+    salted_stage_one_loads,
+)
+from skewlab.inputs.views import ViewSpec, generate_views
+from skewlab.iomodel.profiles import DiskProfile, LatencyDistribution
+from skewlab.strategies import Buffered, Cached, Naive, Salted, run_strategy
+
+P = 3
+
+
+@pytest.fixture(scope="module")
+def views(spark):
+    spec = ViewSpec(6_000, 1_000, 300, distribution="zipf", skew=1.1, seed=5)
+    return generate_views(spark, spec).cache()
+
+
+@pytest.fixture(scope="module")
+def replay(views):
+    return replay_subtasks(views, "tweet_id", parallelism=P, cache_entries=40, buffer_max_count=100)
+
+
+def _per_subtask(result, field):
+    return [s[field] for s in sorted(result.subtasks, key=lambda s: s["subtask"])]
+
+
+def test_the_replay_counts_what_real_runs_count(views, replay):
+    job = JobConfig(parallelism=P)
+    naive, _ = run_strategy(views, Naive(backend="heap"), job)
+    assert [s["records"] for s in replay["subtasks"]] == _per_subtask(naive, "records")
+    assert replay["records"] == 6_000 and replay["keys"] == naive.keys
+
+    cached, _ = run_strategy(views, Cached(cache_entries=40), job)
+    assert (replay["cache"]["hits"], replay["cache"]["misses"]) == (
+        cached.cache_hits,
+        cached.cache_misses,
+    )
+    assert [s["misses"] for s in replay["subtasks"]] == _per_subtask(cached, "state_reads")
+
+    # count-triggered only (no timer), as the replay models the buffer
+    buffered, _ = run_strategy(views, Buffered(trigger_interval_ms=0, max_count=100), job)
+    assert [s["flush_keys"] for s in replay["subtasks"]] == _per_subtask(buffered, "state_reads")
+    assert [s["flushes"] for s in replay["subtasks"]] == _per_subtask(buffered, "flushes")
+
+
+def test_the_density_histogram_holds_every_record_and_key_in_its_bucket(views, replay):
+    counts = views.groupBy("tweet_id").count().toPandas()["count"].to_numpy()
+    merged: dict[int, dict[str, int]] = {}
+    for s in replay["subtasks"]:
+        for b, d in s["density"].items():
+            merged.setdefault(b, {"records": 0, "keys": 0})
+            merged[b]["records"] += d["records"]
+            merged[b]["keys"] += d["keys"]
+    buckets = bucket_of(counts)
+    expected = {
+        int(b): {"records": int(counts[buckets == b].sum()), "keys": int((buckets == b).sum())}
+        for b in np.unique(buckets)
+    }
+    assert merged == expected
+    for b in expected:  # a bucket's representative lies within its bounds
+        assert 2 ** (b / 4) <= bucket_records_per_key(b) < 2 ** ((b + 1) / 4)
+
+
+def test_salting_first_stage_loads_sum_to_the_records_and_track_a_real_salted_run(views):
+    loads = salted_stage_one_loads(views, "tweet_id", salt_buckets=P, parallelism=P)
+    assert sum(loads) == pytest.approx(6_000)
+    result, _ = run_strategy(views, Salted(salt_buckets=P), JobConfig(parallelism=P))
+    stage_one = sorted(
+        (s for s in result.subtasks if s["stage"].endswith("salted-partial")),
+        key=lambda s: s["subtask"],
+    )
+    measured = [s["records"] for s in stage_one]
+    # expected loads (each key split evenly) against one real salting (a hash of the view id)
+    assert max(measured) == pytest.approx(max(loads), rel=0.15)
+
+
+def _rows(seconds_by_card: dict[int, float], n_views: int = 1_000) -> list[dict]:
+    return [
+        dict(remedy=r, cardinality=k, records_per_key=n_views / k, net_job_seconds=t,
+             busiest_records=n_views // 2, busiest_state_reads=n_views // (4 if k > 10 else 40),
+             stage_one_busiest_records=n_views // 2, latency_p99_ms=0.01, parallelism=2)
+        for r in REMEDIES
+        for k, t in seconds_by_card.items()
+    ]  # fmt: skip
+
+
+def test_the_cost_profile_gives_back_the_times_it_was_priced_from():
+    # two view sets whose keys spread over two density buckets each
+    densities = {
+        "100": {"12": {"records": 300, "keys": 30}, "14": {"records": 200, "keys": 16}},
+        "10": {"26": {"records": 450, "keys": 5}, "27": {"records": 50, "keys": 1}},
+    }
+    seconds = {100: 0.05, 10: 0.02}
+    profile = cost_profile(_rows(seconds), densities)
+    assert profile["records_per_key"] == [10.0, 100.0]
+    for card, hist in densities.items():
+        priced = sum(
+            d["records"]
+            * np.interp(
+                math.log(bucket_records_per_key(int(b))),
+                np.log(profile["records_per_key"]),
+                profile["per_record_us"]["naive_heap"],
+            )
+            for b, d in hist.items()
+        )
+        assert priced / 1e6 == pytest.approx(seconds[int(card)], rel=1e-9)
+
+
+def _profile() -> dict:
+    return {
+        "parallelism": 2,
+        "records_per_key": [1.0, 100.0],
+        "per_record_us": {
+            "naive_heap": [10.0, 10.0], "naive_rocksdb": [20.0, 40.0], "cached": [20.0, 20.0],
+            "salted": [50.0, 50.0], "sorted": [1.0, 1.0],
+        },
+        "miss_us": 8.0,
+        "buffer": {"max_count": 100, "trigger_interval_ms": 100.0,
+                   "records_per_flushed_key": [1.0, 10.0], "per_record_us": [20.0, 2.0]},
+        "cache_entries": 40,
+        "salted_stage_one_us": [30.0, 30.0],
+        "latency_p99_ms": {r: [0.01, 0.01] for r in REMEDIES},
+        "aggregate": "test", "source": "test", "machine": None,
+    }  # fmt: skip
+
+
+def _replay() -> dict:
+    subtasks = [
+        {"subtask": 0, "records": 1_000, "keys": 10, "hits": 900, "misses": 100,
+         "flush_keys": 100, "flushes": 10, "density": {26: {"records": 1_000, "keys": 10}}},
+        {"subtask": 1, "records": 200, "keys": 200, "hits": 0, "misses": 200,
+         "flush_keys": 200, "flushes": 2, "density": {0: {"records": 200, "keys": 200}}},
+    ]  # fmt: skip
+    return {
+        "parallelism": 2, "max_parallelism": 128, "order": "test", "records": 1_200,
+        "keys": 210, "cache": {"cache_entries": 40, "hits": 900, "misses": 300,
+                               "hit_ratio": 0.75},
+        "buffer": {"max_count": 100, "flushes": 12, "flush_keys": 300,
+                   "records_per_flushed_key": 4.0},
+        "subtasks": subtasks,
+    }  # fmt: skip
+
+
+def test_remedies_are_priced_as_the_module_states():
+    costs, replay = _profile(), _replay()
+    rocks_at = float(np.interp(math.log(bucket_records_per_key(26)), np.log([1, 100]), [20, 40]))
+    priced = predict_remedies(replay, [600.0, 600.0], costs)
+    by = {r["remedy"]: r for r in priced["remedies"]}
+    # naive: the busiest subtask's records at their density's cost
+    assert by["naive_heap"]["job_seconds"] == pytest.approx(1_000 * 10e-6)
+    assert by[BASELINE]["job_seconds"] == pytest.approx(1_000 * rocks_at * 1e-6)
+    # cached: the heap's time plus each miss at the cost of a miss
+    assert by["cached"]["job_seconds"] == pytest.approx(1_000 * 10e-6 + 100 * 8e-6)
+    # buffered: 10 records per flushed key on subtask 0 -> 2 us a record; 1 on subtask 1 -> 20
+    assert by["buffered"]["job_seconds"] == pytest.approx(max(1_000 * 2e-6, 200 * 20e-6))
+    # salted: stage one (even loads, 30 us) then stage two (naive RocksDB)
+    assert by["salted"]["job_seconds"] == pytest.approx(600 * 30e-6 + 1_000 * rocks_at * 1e-6)
+    assert not by["sorted"]["eligible"] and "sorted" not in priced["ranking"]
+    assert priced["ranking"][0] == priced["best"] == priced["recommendation"]["remedy"]
+    speeds = [by[r]["records_per_second"] for r in priced["ranking"]]
+    assert speeds == sorted(speeds, reverse=True)
+    assert predict_remedies(replay, [600.0, 600.0], costs, bounded=True)["best"] == "sorted"
+    mean_log = (
+        1_000 * math.log(bucket_records_per_key(26)) + 200 * math.log(bucket_records_per_key(0))
+    ) / 1_200
+    rate = 1e6 / np.interp(mean_log, np.log([1, 100]), [20, 40])
+    assert naive_subtask_rate(replay, costs) == pytest.approx(rate)
+
+
+def test_a_disk_profile_adds_each_remedys_own_accesses():
+    disk = DiskProfile("toy", 8192, LatencyDistribution(1_000.0), LatencyDistribution(3_000.0))
+    costs, replay = _profile(), _replay()
+    plain = {r["remedy"]: r for r in predict_remedies(replay, [600.0, 600.0], costs)["remedies"]}
+    on_disk = predict_remedies(replay, [600.0, 600.0], costs, disk=disk, samples=2_000)
+    by = {r["remedy"]: r for r in on_disk["remedies"]}
+    assert by["naive_heap"]["disk_seconds"] == 0
+    assert by[BASELINE]["disk_seconds"] == pytest.approx(1_200 * 4_000e-6)  # a read and a write
+    assert by["cached"]["disk_seconds"] == pytest.approx(300 * 4_000e-6)  # per miss
+    assert by["buffered"]["disk_seconds"] == pytest.approx(300 * 4_000e-6)  # per flushed key
+    assert by["sorted"]["disk_seconds"] == pytest.approx(210 * 3_000e-6)  # a write per key
+    busiest = by[BASELINE]["job_seconds"] - plain[BASELINE]["job_seconds"]
+    assert busiest == pytest.approx(1_000 * 4_000e-6)  # subtask 0: its own accesses
+    assert by[BASELINE]["latency_p99_ms"] > plain[BASELINE]["latency_p99_ms"] + 3.9
+
+
+def test_more_subtasks_than_slots_share_them():
+    costs, replay = _profile(), _replay()
+    costs["parallelism"] = 1  # priced with one subtask running at a time
+    by = {r["remedy"]: r for r in predict_remedies(replay, [600.0, 600.0], costs)["remedies"]}
+    assert by["naive_heap"]["job_seconds"] == pytest.approx(1_200 * 10e-6)
+
+
+def test_the_check_compares_what_it_says():
+    replay = _replay()
+    predicted = predict_remedies(replay, [600.0, 600.0], _profile(), bounded=True)
+    rates = {r["remedy"]: r["records_per_second"] for r in predicted["remedies"]}
+    measured = {
+        name: [{"job_records_per_second_net_of_startup": rate * f, "subtask_records": [1_000, 200],
+                "cache_hit_ratio": 0.75, "state_reads": 300} for f in (0.9, 1.0, 1.1)]
+        for name, rate in rates.items()
+    }  # fmt: skip
+    measured["salted"] = [dict(r, job_records_per_second_net_of_startup=1.0) for r in
+                          measured["salted"]]  # fmt: skip
+    check = _check("toy", replay, predicted, measured)
+    assert check["records_per_subtask_equal"] and check["hit_ratio_within_1_point"]
+    assert not check["all_within_tolerance"]
+    assert [r["within_tolerance"] for r in check["remedies"]].count(False) == 1
+    assert check["ranking_consistent"] and check["ranking_equal"]
+
+
+def test_a_profile_file_without_one_is_refused(tmp_path):
+    bad = tmp_path / "c.json"
+    bad.write_text('{"summary": {}}')
+    with pytest.raises(SkewlabInputError, match="no cost profile in"):
+        load_cost_profile(bad)
+    assert "per_record_us" in load_cost_profile()
