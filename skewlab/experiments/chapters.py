@@ -675,6 +675,15 @@ CHAPTERS: tuple[Chapter, ...] = (
                 },
             ),
         ),
+        # notebook 09's check of the doctor against real runs: every remedy on three workloads
+        # takes minutes, so a quick (or tiny) report shows the shipped reference's check
+        extra_sizes={
+            "remedy_check_section": {
+                "tiny": {"run": False},
+                "quick": {"run": False},
+                "full": {"run": True},
+            }
+        },
     ),
 )
 

@@ -45,7 +45,15 @@ from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import run_strategy
 from skewlab.validation import check_whole
 
-__all__ = ["EXPERIMENT", "HEADLINES", "TOLERANCE", "run_experiment", "workloads"]
+__all__ = [
+    "EXPERIMENT",
+    "HEADLINES",
+    "SECTION",
+    "TOLERANCE",
+    "run_experiment",
+    "run_section",
+    "workloads",
+]
 
 EXPERIMENT = "remedy_check"
 #: No seed published these; the check's own thresholds are in the summary.
@@ -207,3 +215,22 @@ def _check(name: str, replay, predicted, measured) -> dict[str, Any]:
         "ranking_disagreements": disagreements,
         "recommended": predicted["best"],
     }
+
+
+#: The registry's part that says at which sizes notebook 09 runs this check itself.
+SECTION = "remedy_check_section"
+
+
+def run_section(size: str, *, spark=None, progress: bool = False) -> BenchResult | None:
+    """Notebook 09's check at ``size``: this size's run where the registry's
+    ``remedy_check_section`` says so (full), else ``None`` (tiny and quick: every remedy on
+    three workloads takes minutes, so those reports show the shipped reference instead).
+
+    Example::
+
+        >>> run_section("quick") is None
+        True
+    """
+    if not size_settings(SECTION, size)["run"]:
+        return None
+    return run_experiment(size, progress=progress, spark=spark)

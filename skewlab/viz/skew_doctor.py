@@ -23,12 +23,15 @@ import plotly.io as pio
 from skewlab.engine.partitioners import ENGINES
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.remedies import BASELINE
+from skewlab.experiments.remedy_check import EXPERIMENT as REMEDY_CHECK
+from skewlab.experiments.remedy_check import TOLERANCE
 from skewlab.experiments.remedy_costs import DENSITY_PRICED
 from skewlab.experiments.results import BenchResult, bench_summary
 from skewlab.experiments.skew_doctor import diagnose, read_records
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
+from skewlab.viz.reference_section import section_shown
 from skewlab.viz.text import percent
 
 __all__ = [
@@ -546,7 +549,7 @@ def format_remedy_costs_summary(result: BenchResult) -> str:
     return "\n".join(lines)
 
 
-def remedy_check_table(summary: dict[str, Any]):
+def remedy_check_table(summary: dict[str, Any] | None):
     """Predicted beside measured job throughput, per workload and remedy.
 
     Example::
@@ -556,6 +559,8 @@ def remedy_check_table(summary: dict[str, Any]):
     """
     import pandas as pd
 
+    if summary is None:
+        return pd.DataFrame()
     rows = [
         {
             "workload": w["workload"],
@@ -600,4 +605,112 @@ def format_remedy_check_summary(result: BenchResult) -> str:
         f"tell apart: {summary['all_rankings_consistent']}; every digest equal: "
         f"{summary['all_digests_match']}"
     )
+    return "\n".join(lines)
+
+
+def remedy_check_shown(result) -> dict[str, Any] | None:
+    """The doctor's check to show: this run's (``result``, a
+    :class:`~skewlab.experiments.results.BenchResult` or its JSON) or, where a size leaves the
+    run out (``result`` is ``None``: tiny and quick reports), the shipped reference's; with
+    ``shown`` saying which (``None`` when neither exists).
+
+    Example::
+
+        >>> remedy_check_shown({"summary": {"workloads": []}})
+        this run's check of the doctor against real runs:
+        {'workloads': [], 'shown': 'this run'}
+    """
+    own = None if result is None else bench_summary(result)
+    summary, whose = section_shown(
+        own,
+        REMEDY_CHECK,
+        lambda summary: summary,
+        what="check of the doctor against real runs",
+        why="every remedy on three workloads: minutes, not seconds",
+    )
+    return None if summary is None else {**summary, "shown": whose}
+
+
+def remedy_check_figure(summary: dict[str, Any] | None) -> go.Figure:
+    """Predicted against measured job throughput, one point per remedy and workload, with the
+    line where they are equal and the band of the tolerance.
+
+    Example::
+
+        >>> remedy_check_figure({"workloads": [], "shown": "this run"}).layout.xaxis.type
+        'log'
+    """
+    fig = go.Figure()
+    if summary is None:
+        fig.update_layout(template=TEMPLATE, title="No check of the doctor to show")
+        return fig
+    points = [r for w in summary["workloads"] for r in w["remedies"]]
+    if points:
+        low = (
+            min(
+                min(r["measured_records_per_second"], r["predicted_records_per_second"])
+                for r in points
+            )
+            / 1.5
+        )
+        high = max(max(r["measured_records_per_second"], r["predicted_records_per_second"])
+                   for r in points) * 1.5  # fmt: skip
+        for factor, dash in ((1 - TOLERANCE, "dot"), (1.0, "solid"), (1 + TOLERANCE, "dot")):
+            fig.add_trace(go.Scatter(
+                x=[low, high], y=[low * factor, high * factor], mode="lines",
+                line={"color": "grey", "dash": dash, "width": 1}, showlegend=False,
+                hoverinfo="skip",
+            ))  # fmt: skip
+    for w in summary["workloads"]:
+        fig.add_trace(go.Scatter(
+            x=[r["measured_records_per_second"] for r in w["remedies"]],
+            y=[r["predicted_records_per_second"] for r in w["remedies"]],
+            text=[r["remedy"] for r in w["remedies"]],
+            mode="markers+text", textposition="top center", name=w["workload"],
+            hovertemplate="%{text}: measured %{x:,.0f}, predicted %{y:,.0f} records/s"
+                          "<extra></extra>",
+        ))  # fmt: skip
+    fig.update_layout(
+        template=TEMPLATE,
+        title=f"The doctor's predicted job throughput against real runs ({summary['shown']}); "
+        f"dotted: within {TOLERANCE:.0%}",
+        xaxis={"title": "measured job records/s (median, net of start-up)", "type": "log"},
+        yaxis={"title": "predicted job records/s", "type": "log"},
+    )
+    return fig
+
+
+def describe_remedy_check(summary: dict[str, Any] | None) -> str:
+    """Sentences computed from the check, naming whose it is.
+
+    Example::
+
+        >>> print(describe_remedy_check({"workloads": [], "shown": "this run", "tolerance": 0.25,
+        ...     "cost_profile": {"source": "x"}}))
+        In this run, no workload was checked.
+    """
+    if summary is None:
+        return "No check of the doctor to show: run skewlab bench remedy_check."
+    workloads, whose = summary["workloads"], summary["shown"]
+    if not workloads:
+        return f"In {whose}, no workload was checked."
+    ratios = [r["predicted_over_measured"] for w in workloads for r in w["remedies"]]
+    within = sum(abs(x - 1) <= summary["tolerance"] for x in ratios)
+    lines = [
+        f"In {whose}, priced with {summary['cost_profile']['source']}: {within} of "
+        f"{len(ratios)} predictions of job throughput are within "
+        f"{summary['tolerance']:.0%} of the measured (predicted / measured from "
+        f"{min(ratios):.2f} to {max(ratios):.2f})."
+    ]
+    for w in workloads:
+        agree = "the measured order" if w["ranking_equal"] else (
+            "an order the runs cannot tell from the measured one (measured: "
+            f"{' > '.join(w['ranking_measured'])}; where the two differ, the remedies' "
+            "min..max ranges overlap)" if w["ranking_consistent"] else
+            f"an order the runs contradict (measured: {' > '.join(w['ranking_measured'])})"
+        )  # fmt: skip
+        lines.append(
+            f"{w['workload']}: the doctor recommends {w['recommended']} and ranks "
+            f"{' > '.join(w['ranking_predicted'])}, {agree}."
+        )
     return "\n".join(lines)
