@@ -140,7 +140,8 @@ def run_experiment(
                     "job_seconds": result.wall_seconds, "startup_seconds": startup[remedy],
                     "net_job_seconds": net,
                     "job_records_per_second_net_of_startup": result.records_processed / net,
-                    "subtask_records": [s["records"] for s in result.subtasks],
+                    "subtask_records": [s["records"] for s in sorted(
+                        result.subtasks, key=lambda s: s["subtask"])],
                     "state_reads": result.state_reads, "cache_hit_ratio": result.cache_hit_ratio,
                     "digest_matches_reference": result.result_digest == reference,
                 })  # fmt: skip

@@ -81,6 +81,8 @@ REMEDIES = ("naive_heap", "naive_rocksdb", "buffered", "cached", "salted", "sort
 DENSITY_PRICED = ("naive_heap", "naive_rocksdb", "cached", "salted", "sorted")
 #: A cost profile has no headline ratio (it is what the doctor's predictions are made of).
 HEADLINES: dict[str, float | None] = {}
+#: The sizes of a profile measured here, in the order the doctor prefers them.
+SIZES_PREFERRED = ("full", "quick", "tiny")
 #: The buffer's trigger interval in the profile's runs (skewlab's ``buffered`` default).
 TRIGGER_INTERVAL_MS = 100.0
 
@@ -335,8 +337,9 @@ def cost_profile(rows, densities: dict[str, dict] | None = None) -> dict[str, An
 
 def load_cost_profile(path: str | Path | None = None) -> dict[str, Any]:
     """A cost profile: from a ``skewlab bench remedy_costs`` result file at ``path``; else the
-    newest one written on this machine (``data/results``); else the shipped reference (measured
-    on the machine its provenance names). Its ``source`` says which.
+    newest one written on this machine (``data/results``) of the largest size there (full,
+    then quick, then tiny); else the shipped reference (measured on the machine its provenance
+    names). Its ``source`` says which.
 
     Example::
 
@@ -350,8 +353,15 @@ def load_cost_profile(path: str | Path | None = None) -> dict[str, Any]:
         data = read_json(Path(path), "cost profile")
         where = f"file: {path}"
     else:
-        data = latest_result(EXPERIMENT)
-        where = "this machine: the newest skewlab bench remedy_costs result"
+        # the largest size measured here: a tiny run's jobs are too short to price with
+        data = next(
+            filter(None, (latest_result(EXPERIMENT, size=s) for s in SIZES_PREFERRED)), None
+        )
+        where = (
+            f"this machine: the newest skewlab bench remedy_costs --size {data['size']} result"
+            if data
+            else ""
+        )
         if data is None:
             data = load_reference(EXPERIMENT)
             status = reference_status(data)

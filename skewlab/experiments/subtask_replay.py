@@ -20,7 +20,9 @@ numbers per subtask reach the driver. Per subtask:
   sparse for a key with a few records, dense for one with thousands), so a remedy's cost is priced
   per bucket (:mod:`skewlab.experiments.remedies`).
 
-Records with a null key are left out (Flink refuses them).
+Records with a null key are left out (Flink refuses them). A subtask's Python worker holds one
+count per key it owns (and the cache's entries, the buffer's keys): memory grows with the
+distinct keys, not with the records.
 
 Example::
 
@@ -140,7 +142,6 @@ def replay_subtasks(
     order = ([F.col(time).cast("timestamp")] if time else []) + [F.col(_ARRIVAL)]
     parted = parted.sortWithinPartitions(*order).select(KEY_GROUP, key)
     # a key's records all land on one subtask, so its count there is its count in the input
-    per_octave = BUCKETS_PER_OCTAVE
 
     def replay(batches):
         from pyspark import TaskContext
@@ -163,7 +164,7 @@ def replay_subtasks(
             flush_keys, flushes = flush_keys + len(window), flushes + 1
         subtask = TaskContext.get().partitionId()
         n = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
-        buckets = np.floor(np.log2(np.maximum(n, 1)) * per_octave + 1e-9).astype(np.int64)
+        buckets = bucket_of(n) if len(n) else np.zeros(0, dtype=np.int64)
         hist = pd.DataFrame({"bucket": buckets, "records": n, "keys": 1}).groupby("bucket").sum()
         rows = [(subtask, -1, int(n.sum()), len(n), lru.hits, lru.misses, flush_keys, flushes)]
         rows += [
