@@ -146,10 +146,12 @@ def predict_remedies(
     *,
     disk: DiskProfile | None = None,
     bounded: bool = False,
+    salt_buckets: int | None = None,
     samples: int = 20_000,
 ) -> dict[str, Any]:
     """Every remedy's predicted job throughput, latency and costs at the replay's parallelism
-    (see the module doc); ``stage_one_loads`` are salting's first-stage records per subtask.
+    (see the module doc); ``stage_one_loads`` are salting's first-stage records per subtask
+    with ``salt_buckets`` salts per key (default: the parallelism).
 
     Example::
 
@@ -157,6 +159,7 @@ def predict_remedies(
         'buffered'
     """
     subtasks = replay["subtasks"]
+    salts = replay["parallelism"] if salt_buckets is None else salt_buckets
     if replay["records"] == 0:
         raise SkewlabInputError("no records with a key to price the remedies on")
     per_record = costs["per_record_us"]
@@ -247,7 +250,7 @@ def predict_remedies(
                 "disk_p99_ms": disk_p99_ms, "disk_source": MODELLED if disk else "none",
             },
             "memory_bytes": _memory(name, replay, costs),
-            "costs": _costs_text(name, replay, costs),
+            "costs": _costs_text(name, replay, costs, salts),
         })  # fmt: skip
     base = next(r for r in rows if r["remedy"] == BASELINE)
     for r in rows:
@@ -264,6 +267,7 @@ def predict_remedies(
         },
         "disk_profile": disk.name if disk else None,
         "bounded": bounded,
+        "salt_buckets": salts,
         "hit_ratio": replay["cache"]["hit_ratio"],
         "cache_entries": replay["cache"]["cache_entries"],
         "records_per_flushed_key": per_flushed_key,
@@ -292,7 +296,7 @@ def _memory(name: str, replay: dict[str, Any], costs: dict[str, Any]) -> int:
     return 0
 
 
-def _costs_text(name: str, replay: dict[str, Any], costs: dict[str, Any]) -> str:
+def _costs_text(name: str, replay: dict[str, Any], costs: dict[str, Any], salts: int) -> str:
     buffer = costs["buffer"]
     return {
         "naive_heap": "every key's state in memory; a lost task restores it all from a checkpoint",
@@ -301,7 +305,7 @@ def _costs_text(name: str, replay: dict[str, Any], costs: dict[str, Any]) -> str
         f"{buffer['max_count']:,} records; partials are emitted per flush, not per record",
         "cached": f"{replay['cache']['cache_entries']:,} states per subtask in memory; a miss "
         "reads RocksDB and an eviction writes one back",
-        "salted": f"{costs['parallelism']} state replicas per key, a second keyed stage, and "
+        "salted": f"{salts} state replicas per key, a second keyed stage, and "
         "per-key order is lost",
         "sorted": "bounded input only: one emission per key, after the input is sorted",
     }[name]

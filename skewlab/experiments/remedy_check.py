@@ -126,7 +126,7 @@ def run_experiment(
             buffer_max_count=profile["buffer"]["max_count"],
         )  # fmt: skip
         loads = salted_stage_one_loads(views, "tweet_id", salt_buckets=p, parallelism=p)
-        predicted = predict_remedies(replay, loads, profile, bounded=True)
+        predicted = predict_remedies(replay, loads, profile, bounded=True, salt_buckets=p)
         warm_up(views, compared, job, spark)
         measured: dict[str, list] = {}
         for run in range(runs):

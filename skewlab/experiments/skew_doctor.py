@@ -426,8 +426,9 @@ def diagnose(
         loads = salted_stage_one_loads(
             df, key, salt_buckets=salts, parallelism=largest, max_parallelism=max_p
         )
-        priced = predict_remedies(replays[sizes[0]], loads, profile, disk=disk, bounded=bounded)
-        priced["salt_buckets"] = salts
+        priced = predict_remedies(
+            replays[sizes[0]], loads, profile, disk=disk, bounded=bounded, salt_buckets=salts
+        )
     share = hot_records / (records - nulls) if records > nulls else 0.0
     target = None
     if target_rate is not None and sweep:
