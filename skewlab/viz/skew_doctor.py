@@ -217,6 +217,16 @@ def remedy_lines(priced: dict[str, Any] | None) -> list[str]:
             else "state on this machine's disk, as measured (no disk profile: --disk-profile "
             "ebs-article models seed 000's EBS)"
         ),
+        *(
+            [
+                f"{priced['parallelism']} subtasks priced on this machine, where the costs were "
+                f"measured with {profile['parallelism']} side by side: they share those "
+                f"{profile['parallelism']} (the job takes at least their total over "
+                f"{profile['parallelism']})"
+            ]
+            if priced["parallelism"] > profile["parallelism"]
+            else []
+        ),
         remedy_table(priced).to_string(index=False),
         f"recommended: {rec['remedy']} ({rec['speedup_over_baseline']:.2f}x {BASELINE}) -- "
         + "; ".join(rec["reasons"][1:])
