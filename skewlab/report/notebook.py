@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from skewlab.experiments.claims import HELD, count_held
+from skewlab.experiments.claims import HELD, NOT_MEASURED, count_held
 from skewlab.report.kernel import SharedKernel, report_environment
 from skewlab.report.timing import NotebookTiming, cell_durations
 from skewlab.viz.claims import outcomes_from_notebook
@@ -79,14 +79,17 @@ class NotebookReport:
 
             >>> nb = NotebookReport("03", "t", "s", Path("x.html"), 1.0, claims=[
             ...     {"this_run": "held", "reference": "held"},
-            ...     {"this_run": "not held", "reference": None}])
+            ...     {"this_run": "not held", "reference": None},
+            ...     {"this_run": "not measured", "reference": "held"}])
             >>> nb.claims_line()
-            'claims held: 1 of 2 in this run, 1 of 1 in the reference'
+            'claims held: 1 of 3 in this run (1 not measured at this size), 2 of 2 in the reference'
         """
         if not self.claims:
             return ""
-        held = count_held(c["this_run"] for c in self.claims)[HELD]
-        line = f"claims held: {held} of {len(self.claims)} in this run"
+        counts = count_held(c["this_run"] for c in self.claims)
+        line = f"claims held: {counts[HELD]} of {len(self.claims)} in this run"
+        if counts[NOT_MEASURED]:
+            line += f" ({counts[NOT_MEASURED]} not measured at this size)"
         referenced = [c["reference"] for c in self.claims if c.get("reference") is not None]
         if referenced:
             line += f", {count_held(referenced)[HELD]} of {len(referenced)} in the reference"
