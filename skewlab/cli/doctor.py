@@ -20,6 +20,7 @@ examples:
   skewlab doctor data/views.parquet --key tweet_id --target-rate 50000 --subtask-rate 8000
   skewlab doctor data/views.parquet --key tweet_id --parallelism 4 --disk-profile ebs-article
   skewlab doctor data/views.parquet --key tweet_id --bounded --costs my-costs.json
+  skewlab doctor data/views.parquet --key tweet_id --sketch-threshold 0.01
 
 which remedy pays: the doctor prices naive (heap, RocksDB), buffered, cached, salted and sorted
 input at the largest P from a cost profile measured on this machine by
@@ -145,6 +146,14 @@ def register(subparsers) -> None:
         help="salts per key for the salted remedy (default: the largest P)",
     )
     parser.add_argument(
+        "--sketch-threshold",
+        type=float,
+        metavar="SHARE",
+        help="also find the keys holding at least this share of the records (0..1) the way a "
+        "source would: a frequent-items sketch per partition (Apache DataSketches), merged, "
+        "beside the exact counts with its error bound",
+    )
+    parser.add_argument(
         "--no-remedies",
         action="store_true",
         help="skip pricing the remedies (no replay of the records)",
@@ -185,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
         disk_profile=args.disk_profile,
         bounded=args.bounded,
         salt_buckets=args.salt_buckets,
+        sketch_threshold=args.sketch_threshold,
         progress=not args.json,
     )
     report["input"]["path"] = args.path

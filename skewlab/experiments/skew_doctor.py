@@ -39,6 +39,11 @@ import numpy as np
 import pandas as pd
 
 from skewlab.engine import skew
+from skewlab.engine.heavy_hitters import (
+    DEFAULT_LG_MAX_MAP_SIZE,
+    smallest_sketch_size,
+    source_heavy_hitters,
+)
 from skewlab.engine.partitioners import (
     ENGINES,
     check_key_type,
@@ -270,6 +275,7 @@ def diagnose(
     disk_profile: str | Path | None = None,
     bounded: bool = False,
     salt_buckets: int | None = None,
+    sketch_threshold: float | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Diagnose the keys of ``df`` (a Spark DataFrame): see the module doc. Returns a JSON-ready
@@ -293,6 +299,12 @@ def diagnose(
     profile's name or file, e.g. ``ebs-article``; default none: state on this machine), with
     ``salt_buckets`` salts (default: the parallelism) and sorted input eligible only when the
     input is ``bounded`` (:mod:`skewlab.experiments.remedies`).
+
+    ``sketch_threshold`` (a share of the records, in (0, 1)) also finds the hot keys the way a
+    source would, with a frequent-items sketch per partition, merged
+    (:func:`~skewlab.engine.heavy_hitters.source_heavy_hitters`), and sets its answer and error
+    bound beside the exact counts, with whether it found every key the exact counts put above
+    the threshold.
 
     Example::
 
@@ -325,6 +337,15 @@ def diagnose(
         raise SkewlabInputError(
             "a cost or disk profile prices the remedies: leave them on, with the flink engine"
         )
+    lg = None
+    if sketch_threshold is not None:
+        # at most 1 / threshold keys can hold the threshold: all among the hottest counted
+        if not 1 / ZIPF_FIT_RANKS <= sketch_threshold < 1:
+            raise SkewlabInputError(
+                f"hot threshold (a share of the records) must be from {1 / ZIPF_FIT_RANKS:g} "
+                f"to below 1, got {sketch_threshold!r}"
+            )
+        lg = max(DEFAULT_LG_MAX_MAP_SIZE, smallest_sketch_size(sketch_threshold))
     if subtask_rate is not None and target_rate is None:
         raise SkewlabInputError("a subtask rate answers a target rate: give a target rate too")
     if target_rate is not None and subtask_rate is None and profile is None:
@@ -430,6 +451,21 @@ def diagnose(
             replays[sizes[0]], loads, profile, disk=disk, bounded=bounded, salt_buckets=salts
         )
     share = hot_records / (records - nulls) if records > nulls else 0.0
+    sketched = None
+    if lg is not None:
+        found = source_heavy_hitters(df, key, threshold=sketch_threshold, lg_max_map_size=lg)
+        above = [r for r in hottest if r["count"] > sketch_threshold * (records - nulls)]
+        sketched = {
+            "method": found.method,
+            "threshold": sketch_threshold,
+            "lg_max_map_size": lg,
+            "epsilon": found.epsilon,
+            "error_bound": found.error_bound,
+            "sources": found.sources,
+            "hot": [vars(h) for h in found.items],
+            "exact_hot_keys": len(above),
+            "finds_every_exact_hot_key": {str(r[key]) for r in above} <= set(found.hot_keys()),
+        }
     target = None
     if target_rate is not None and sweep:
         rate_source = "given"
@@ -457,6 +493,7 @@ def diagnose(
             "top": top_rows,
             "hottest_share": share,
             "max_speedup": 1 / share if share else None,
+            "sketch": sketched,
         },
         "zipf": fit_zipf(counts),
         "peak": peak,

@@ -109,6 +109,20 @@ def doctor_text(report: dict[str, Any]) -> str:
             f"  {row['rank']:>3}. {row['key']!r}  {row['records']:,} records  "
             f"{percent(row['share'])}"
         )
+    sketch = hot.get("sketch")
+    if sketch:
+        lines.append(
+            f"at the source (a frequent-items sketch of 2**{sketch['lg_max_map_size']} entries "
+            f"per partition, {sketch['sources']} merged; error at most "
+            f"{sketch['error_bound']:,.0f} records): {len(sketch['hot'])} keys may hold "
+            f"{percent(sketch['threshold'])} or more; "
+            + (
+                f"every one of the {sketch['exact_hot_keys']} the exact counts put there is "
+                "among them"
+                if sketch["finds_every_exact_hot_key"]
+                else "it missed a key the exact counts put there"
+            )
+        )
     zipf = report.get("zipf")
     if zipf:
         lines.append(

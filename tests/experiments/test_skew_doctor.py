@@ -224,6 +224,7 @@ def test_the_text_and_the_page_say_what_the_report_holds(report, tmp_path):
         (["--key", "tweet_id", "--disk-profile", "floppy"], "unknown disk profile 'floppy'"),
         (["--key", "tweet_id", "--costs", "/nonexistent/c.json"], "no such cost profile file"),
         (["--key", "tweet_id", "--salt-buckets", "0"], "salt buckets must be"),
+        (["--key", "tweet_id", "--sketch-threshold", "1.5"], "hot threshold (a share of the"),
         (
             ["--key", "tweet_id", "--no-remedies", "--disk-profile", "ebs-article"],
             "prices the remedies",
@@ -334,3 +335,16 @@ def test_a_csv_null_marker_makes_null_keys_not_a_hot_key(tmp_path, capsys):
     pd.DataFrame({"k": [1]}).to_parquet(parquet)
     assert main(["doctor", str(parquet), "--key", "k", "--null-value", "NA"]) == 2
     assert "applies to CSV only" in capsys.readouterr().err
+
+
+def test_the_sketch_at_the_source_finds_every_key_the_exact_counts_call_hot(records):
+    report = diagnose(records, "tweet_id", parallelism=(2,), remedies=False, sketch_threshold=0.01)
+    sketch = report["hot_keys"]["sketch"]
+    exact = [r for r in report["hot_keys"]["top"] if r["share"] > 0.01]
+    assert sketch["finds_every_exact_hot_key"] and sketch["exact_hot_keys"] >= len(exact) > 0
+    for hot in sketch["hot"]:  # the true count of every key it names lies inside its bounds
+        true = next((r["records"] for r in report["hot_keys"]["top"] if r["key"] == hot["key"]),
+                    None)  # fmt: skip
+        if true is not None:
+            assert hot["lower"] <= true <= hot["upper"]
+    assert "at the source (a frequent-items sketch" in doctor_text(report)
