@@ -323,6 +323,18 @@ CHAPTERS: tuple[Chapter, ...] = (
                     },
                 },
             ),
+            Benchmark(
+                id="floor",
+                help="the engine's floor: seed 003's count job with a pass-through operator, "
+                "built up part by part (source, key group, shuffle, Arrow to Python, loop, "
+                "emission, the engine), per-record cost of each, Spark's own aggregation beside",
+                formatter="format_floor_summary",
+                sizes={
+                    "tiny": {"n": 20_000, "parallelism": (1, 2), "runs": 1},
+                    "quick": {"n": 1_000_000, "parallelism": (1, 2), "runs": 3},
+                    "full": {"n": 20_000_000, "parallelism": (1, 2), "runs": 3},
+                },
+            ),
         ),
     ),
     Chapter(

@@ -13,6 +13,8 @@ Example::
 
 from __future__ import annotations
 
+from typing import Any
+
 import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
@@ -411,3 +413,50 @@ def cache_size_explorer(
         style=WIDGET_STYLE,
     )
     return Explorer({"cache_entries": slider}, draw).start()
+
+
+def floor_table(summary: dict[str, Any]):
+    """The floor taken apart: per parallelism, each part's cost per record (us), the floor and
+    Spark's own aggregation per record.
+
+    Example::
+
+        >>> floor_table({"part_us_per_record": {"1": {"source": 0.1}},
+        ...              "floor_us_per_record": {"1": 0.1}, "spark_sql_us_per_record": {"1": 0.05}})
+           p  source  floor (engine job)  spark_sql
+        0  1     0.1                 0.1       0.05
+    """
+    import pandas as pd
+
+    rows = [
+        {"p": int(p), **parts, "floor (engine job)": summary["floor_us_per_record"][p],
+         "spark_sql": summary["spark_sql_us_per_record"][p]}
+        for p, parts in summary["part_us_per_record"].items()
+    ]  # fmt: skip
+    return pd.DataFrame(rows).round(3)
+
+
+def format_floor_summary(result: BenchResult) -> str:
+    """What ``skewlab bench floor`` prints: us per record, part by part.
+
+    Example::
+
+        >>> from skewlab.experiments.floor import run_experiment
+        >>> print(format_floor_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+    """  # noqa: E501
+    summary = bench_summary(result)
+    lines = [
+        "us per record of each part (the difference of consecutive steps' median job times), "
+        "the floor (the whole pass-through job) and Spark's own aggregation:",
+        floor_table(summary).to_string(index=False),
+    ]
+    for p, steps in summary["steps"].items():
+        lines.append(
+            f"p={p}, job seconds min / median / max: "
+            + "; ".join(
+                f"{part} {s['min']:.3f} / {s['median']:.3f} / {s['max']:.3f}"
+                for part, s in steps.items()
+            )
+        )
+    lines.append(f"every record emitted once: {summary['every_record_emitted']}")
+    return "\n".join(lines)
