@@ -29,7 +29,7 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from skewlab.errors import SkewlabInputError
 from skewlab.validation import check_number, check_whole
@@ -78,13 +78,13 @@ class HeavyHitters:
     threshold: float
     lg_max_map_size: int
     method: str = "Apache DataSketches frequent_strings_sketch per source subtask, merged"
-    epsilon: float = field(init=False)
 
-    def __post_init__(self) -> None:
+    @property
+    def epsilon(self) -> float:
+        """The sketch's error as a share of the records (``3.5 / 2**lg_max_map_size``)."""
         from datasketches import frequent_strings_sketch
 
-        eps = frequent_strings_sketch.get_epsilon_for_lg_size(self.lg_max_map_size)
-        object.__setattr__(self, "epsilon", eps)
+        return frequent_strings_sketch.get_epsilon_for_lg_size(self.lg_max_map_size)
 
     @property
     def error_bound(self) -> float:

@@ -20,8 +20,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from skewlab.experiments.references import load_reference
+from skewlab.experiments.results import bench_summary
 
-__all__ = ["THIS_RUN", "section_shown"]
+__all__ = ["THIS_RUN", "section_shown", "summary_shown"]
 
 #: Whose figures a section shows when this run measured them.
 THIS_RUN = "this run"
@@ -62,3 +63,20 @@ def section_shown(
         f"{when} at the full size:"
     )
     return section, f"the reference (measured {when})"
+
+
+def summary_shown(result, benchmark: str, *, what: str, why: str) -> dict[str, Any] | None:
+    """A benchmark's whole summary to show: this run's (``result``, a
+    :class:`~skewlab.experiments.results.BenchResult` or its JSON) or, where a size leaves the
+    run out (``result`` is ``None``), the shipped reference's; with ``shown`` saying which, and
+    a line saying it too (``None`` when neither exists).
+
+    Example::
+
+        >>> summary_shown({"summary": {"k": 10}}, "memory_cap", what="runs", why="long")
+        this run's runs:
+        {'k': 10, 'shown': 'this run'}
+    """
+    own = None if result is None else bench_summary(result)
+    summary, whose = section_shown(own, benchmark, lambda s: s, what=what, why=why)
+    return None if summary is None else {**summary, "shown": whose}

@@ -31,7 +31,7 @@ from skewlab.experiments.skew_doctor import diagnose, read_records
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
-from skewlab.viz.reference_section import section_shown
+from skewlab.viz.reference_section import summary_shown
 from skewlab.viz.text import percent
 
 __all__ = [
@@ -220,7 +220,7 @@ def remedy_lines(priced: dict[str, Any] | None) -> list[str]:
     rec = priced["recommendation"]
     lines = [
         f"which remedy pays, Flink P={priced['parallelism']} (salting with "
-        f"{priced.get('salt_buckets', priced['parallelism'])} salts): job throughput predicted "
+        f"{priced['salt_buckets']} salts): job throughput predicted "
         f"from per-record costs measured by skewlab bench remedy_costs ({profile['source']}; "
         f"{profile['aggregate']}, p={profile['parallelism']}) and this input's counts replayed "
         f"(LRU of {priced['cache_entries']:,}: hit ratio {percent(priced['hit_ratio'] or 0)}; "
@@ -644,15 +644,12 @@ def remedy_check_shown(result) -> dict[str, Any] | None:
         this run's check of the doctor against real runs:
         {'workloads': [], 'shown': 'this run'}
     """
-    own = None if result is None else bench_summary(result)
-    summary, whose = section_shown(
-        own,
+    return summary_shown(
+        result,
         REMEDY_CHECK,
-        lambda summary: summary,
         what="check of the doctor against real runs",
         why="every remedy on three workloads: minutes, not seconds",
     )
-    return None if summary is None else {**summary, "shown": whose}
 
 
 def remedy_check_figure(summary: dict[str, Any] | None) -> go.Figure:

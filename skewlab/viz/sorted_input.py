@@ -31,7 +31,7 @@ from skewlab.experiments.value_state import RATIOS as VALUE_STATE_RATIOS
 from skewlab.inputs.wordcount import wordcount_input
 from skewlab.strategies.count import run_count
 from skewlab.viz.palette import COLORS, LABELS, TEMPLATE
-from skewlab.viz.reference_section import THIS_RUN, section_shown
+from skewlab.viz.reference_section import THIS_RUN, summary_shown
 from skewlab.viz.text import number, spread_text, times
 
 __all__ = [
@@ -506,15 +506,9 @@ def memory_cap_shown(result) -> dict[str, Any] | None:
         this run's memory-cap runs:
         {'k': 10, 'shown': 'this run'}
     """
-    own = None if result is None else bench_summary(result)
-    summary, whose = section_shown(
-        own,
-        MEMORY_CAP,
-        lambda summary: summary,
-        what="memory-cap runs",
-        why="millions of keys: minutes, not seconds",
+    return summary_shown(
+        result, MEMORY_CAP, what="memory-cap runs", why="millions of keys: minutes, not seconds"
     )
-    return None if summary is None else {**summary, "shown": whose}
 
 
 def _cap_label(cap: int | None) -> str:

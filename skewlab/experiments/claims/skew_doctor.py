@@ -16,7 +16,7 @@ __all__ = ["CLAIMS"]
 
 def _counts(result):
     workloads = summary_value(result, "workloads")
-    if not workloads:
+    if not workloads:  # not measured
         return None
     return {
         "n": len(workloads),
@@ -31,7 +31,7 @@ def _counts(result):
 
 def _throughput(result):
     workloads = summary_value(result, "workloads")
-    if not workloads:
+    if not workloads:  # not measured
         return None
     ratios = [r["predicted_over_measured"] for w in workloads for r in w["remedies"]]
     return {
@@ -45,7 +45,7 @@ def _throughput(result):
 
 def _ranking(result):
     workloads = summary_value(result, "workloads")
-    if not workloads:
+    if not workloads:  # not measured
         return None
     return {
         "n": len(workloads),
