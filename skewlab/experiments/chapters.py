@@ -697,6 +697,67 @@ CHAPTERS: tuple[Chapter, ...] = (
             }
         },
     ),
+    Chapter(
+        id="beyond_salting",
+        number=10,
+        seed="-",
+        title="Beyond salting: two choices, D-Choices and W-Choices split only the keys that "
+        "need it",
+        measures=False,
+        # the notebook's run: a quick report runs the benchmark's tiny size (the full grid
+        # takes many minutes) and shows the shipped full reference beside it
+        sizes={
+            "tiny": {"bench_size": "tiny", "explorer_records": 20_000},
+            "quick": {"bench_size": "tiny", "explorer_records": 100_000},
+            "full": {"bench_size": "full", "explorer_records": 100_000},
+        },
+        benchmarks=(
+            Benchmark(
+                id="splitting",
+                help="key splitting: naive, salted (N = p), PKG, D-Choices and W-Choices on Zipf "
+                "views -- imbalance, job throughput and state replicas per hot key, p = 2 and 4 "
+                "measured, up to 128 simulated",
+                aliases=("key-splitting", "pkg"),
+                formatter="format_splitting_summary",
+                # seed 000's 100,000 views; Zipf over 20 and 20,000 tweets
+                sizes={
+                    "tiny": {
+                        "n_views": 4_000,
+                        "n_users": 1_000,
+                        "tweets": (2_000,),
+                        "skews": (1.0,),
+                        "parallelisms": (4,),
+                        "runs": 1,
+                        "startup_runs": 1,
+                        "warm_up": 0,
+                        "simulated_parallelisms": (8, 128),
+                    },
+                    "quick": {
+                        "n_views": 100_000,
+                        "n_users": 25_000,
+                        "tweets": (20_000,),
+                        "skews": (1.0, 1.5),
+                        "parallelisms": (2, 4),
+                        "runs": 3,
+                        "startup_runs": 3,
+                        "warm_up": 1,
+                        "simulated_parallelisms": (8, 32, 128),
+                    },
+                    "full": {
+                        "n_views": 100_000,
+                        "n_users": 25_000,
+                        "tweets": (20, 20_000),
+                        "skews": (0.8, 1.0, 1.2, 1.5),
+                        "parallelisms": (2, 4),
+                        "runs": 3,
+                        "startup_runs": 3,
+                        "warm_up": 1,
+                        "simulated_parallelisms": (8, 32, 128),
+                    },
+                },
+            ),
+        ),
+    ),
 )
 
 _BY_ID = {c.id: c for c in CHAPTERS}

@@ -83,7 +83,7 @@ def select_notebooks(names: str | list[str], directory: Path | None = None) -> l
         >>> select_notebooks("3x")
         Traceback (most recent call last):
         ...
-        skewlab.errors.SkewlabInputError: no notebook '3x' (--notebooks): use a number 00-09 or a name such as 03_buffering
+        skewlab.errors.SkewlabInputError: no notebook '3x' (--notebooks): use a number 00-10 or a name such as 03_buffering
     """  # noqa: E501
     available = notebook_paths(directory)
     if isinstance(names, str):

@@ -31,6 +31,8 @@
                     shape's sentence, ``bench streaming``'s table
 ``skew_doctor``     notebook 09 and ``skewlab doctor``: the report's text, figures, HTML page
                     and controls
+``beyond_salting``  notebook 10: key splitting's table, figures, sentences and controls,
+                    ``bench splitting``'s summary
 ``reference_section``  a section a size leaves out: this run's, or the shipped reference's
 ==================  ===============================================================
 
@@ -53,6 +55,7 @@ from typing import Any
 
 from skewlab.viz import (
     backlog,
+    beyond_salting,
     buffering,
     claims,
     ebs_latency,
@@ -86,6 +89,7 @@ __all__ = [
     "LABELS",
     "TEMPLATE",
     "backlog",
+    "beyond_salting",
     "buffering",
     "claims",
     "ebs_latency",

@@ -58,6 +58,9 @@ COLORS = {
     "sorted": "#2ca02c",
     "single_key": "#2ca02c",  # sorted = single-key state
     "spark_sql": "#17becf",
+    "pkg": "#e377c2",  # key splitting (chapter 10)
+    "dchoices": "#393b79",
+    "wchoices": "#17a589",
     "per-record": "#d62728",  # streaming: a state read and write per record, as naive
     "per-batch": "#1f77b4",  # streaming: the micro-batch as the buffer, as buffered
     "builtin": "#17becf",  # streaming: Spark's own aggregation, as spark_sql

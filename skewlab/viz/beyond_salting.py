@@ -1,0 +1,303 @@
+"""Chapter 10's figures: key splitting (PKG, D-Choices, W-Choices) beside naive and salting.
+
+Every function takes a ``skewlab bench splitting`` result (a ``BenchResult``, its JSON dict or
+the shipped reference) or its summary; every sentence is computed from it.
+
+Example::
+
+    >>> from skewlab.experiments.splitting import run_experiment
+    >>> result = run_experiment("tiny", progress=False)                    # doctest: +SKIP
+    >>> splitting_table(result)                                            # doctest: +SKIP
+    >>> print(describe_splitting(result))                                  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+import pandas as pd
+import plotly.graph_objects as go
+
+from skewlab.experiments.results import bench_summary
+from skewlab.experiments.splitting import PAPERS, SIDES, routed_loads, zipf_senders
+from skewlab.viz.explorer import WIDGET_STYLE, Explorer
+from skewlab.viz.palette import COLORS, TEMPLATE
+
+__all__ = [
+    "LABELS",
+    "describe_splitting",
+    "format_splitting_summary",
+    "imbalance_figure",
+    "simulated_figure",
+    "splitting_explorer",
+    "splitting_table",
+    "throughput_figure",
+]
+
+#: How each side reads in a legend or a table.
+LABELS = {
+    "naive": "naive (hash by key group)",
+    "salted": "salted, N = p",
+    "pkg": "PKG (two choices)",
+    "dchoices": "D-Choices",
+    "wchoices": "W-Choices",
+}
+
+
+def _summary(result) -> dict[str, Any]:
+    summary = bench_summary(result) if not _is_summary(result) else result
+    return dict(summary)
+
+
+def _is_summary(result) -> bool:
+    return isinstance(result, dict) and "by_workload" in result
+
+
+def _range(s: dict[str, Any], fmt: str = "{:,.0f}") -> str:
+    if s.get("median") is None:
+        return "-"
+    return f"{fmt.format(s['median'])} [{fmt.format(s['min'])}..{fmt.format(s['max'])}]"
+
+
+def splitting_table(result) -> pd.DataFrame:
+    """One row per workload, parallelism and side: job throughput net of start-up (median
+    [min..max]), its speedup over naive, the routed stage's imbalance and skew score, state
+    replicas per hot key, extra state bytes and order violations.
+
+    Example::
+
+        >>> splitting_table({"by_workload": []}).empty
+        True
+    """
+    rows = []
+    for entry in _summary(result)["by_workload"]:
+        for side in SIDES:
+            e = entry[side]
+            rows.append({
+                "workload": entry["workload"],
+                "p": entry["parallelism"],
+                "side": LABELS[side],
+                "job records/s (net of start-up)": _range(e["throughput"]),
+                "speedup over naive": e["speedup_over_naive"],
+                "imbalance max/mean": e["imbalance_max_over_mean"]["median"],
+                "skew score %": e["skew_score"]["median"],
+                "replicas per hot key": e["state_replicas_per_hot_key"],
+                "extra state bytes": e["extra_state_bytes"],
+                "order violations": e["order_violations"],
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _points(summary: dict[str, Any]) -> list[str]:
+    return [f"{e['workload']}, p={e['parallelism']}" for e in summary["by_workload"]]
+
+
+def imbalance_figure(result) -> go.Figure:
+    """The routed stage's busiest subtask over the mean (median of runs), per side and workload
+    (1 is perfect balance).
+
+    Example::
+
+        >>> len(imbalance_figure({"by_workload": []}).data)
+        5
+    """
+    summary = _summary(result)
+    fig = go.Figure()
+    for side in SIDES:
+        fig.add_bar(
+            name=LABELS[side],
+            x=_points(summary),
+            y=[e[side]["imbalance_max_over_mean"]["median"] for e in summary["by_workload"]],
+            marker_color=COLORS[side],
+        )
+    fig.add_hline(y=1, line_dash="dot", line_color=COLORS["parity"])
+    fig.update_layout(
+        template=TEMPLATE,
+        title="Busiest subtask over the mean, measured (1 = perfectly balanced)",
+        yaxis_title="max / mean records per subtask",
+        barmode="group",
+    )
+    return fig
+
+
+def throughput_figure(result) -> go.Figure:
+    """Job throughput net of start-up, median with min..max, per side and workload.
+
+    Example::
+
+        >>> len(throughput_figure({"by_workload": []}).data)
+        5
+    """
+    summary = _summary(result)
+    fig = go.Figure()
+    for side in SIDES:
+        spreads = [e[side]["throughput"] for e in summary["by_workload"]]
+        medians = [s["median"] for s in spreads]
+        fig.add_bar(
+            name=LABELS[side],
+            x=_points(summary),
+            y=medians,
+            marker_color=COLORS[side],
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [s["max"] - s["median"] for s in spreads],
+                "arrayminus": [s["median"] - s["min"] for s in spreads],
+            },
+        )
+    fig.update_layout(
+        template=TEMPLATE,
+        title="Job throughput, net of start-up (median, min..max)",
+        yaxis_title="records / s",
+        barmode="group",
+    )
+    return fig
+
+
+def simulated_figure(result) -> go.Figure:
+    """Simulated (the routing alone, no job): the busiest subtask over the mean as ``p`` grows,
+    per side, for each workload.
+
+    Example::
+
+        >>> len(simulated_figure({"by_workload": [], "simulated": []}).data)
+        0
+    """
+    summary = _summary(result)
+    fig = go.Figure()
+    workloads = list(dict.fromkeys(r["workload"] for r in summary["simulated"]))
+    for w, workload in enumerate(workloads):
+        for side in SIDES:
+            mine = [
+                r
+                for r in summary["simulated"]
+                if (r["workload"], r["strategy"]) == (workload, side)
+            ]
+            fig.add_scatter(
+                name=f"{LABELS[side]}, {workload}",
+                x=[r["parallelism"] for r in mine],
+                y=[r["imbalance_max_over_mean"] for r in mine],
+                mode="lines+markers",
+                line={"color": COLORS[side], "dash": ("solid", "dot", "dash", "dashdot")[w % 4]},
+            )
+    fig.update_layout(
+        template=TEMPLATE,
+        title="Simulated routing: busiest subtask over the mean as p grows",
+        xaxis={"title": "parallelism p", "type": "log"},
+        yaxis={"title": "max / mean records per subtask", "type": "log"},
+    )
+    return fig
+
+
+def describe_splitting(result) -> str:
+    """Sentences about the headline point, computed from the result (which run it is, the
+    figures and the papers' claims beside them).
+
+    Example::
+
+        >>> describe_splitting({"by_workload": []})
+        'nothing measured'
+    """
+    summary = _summary(result)
+    point = summary.get("headline_point")
+    if point is None:
+        return "nothing measured"
+    imb = {s: summary.get(f"imbalance_max_over_mean_{s}") for s in SIDES}
+    speed = {s: summary.get(f"speedup_over_naive_{s}") for s in SIDES}
+    reps = {s: summary.get(f"state_replicas_per_hot_key_{s}") for s in SIDES}
+    lines = [
+        f"At {point['workload']}, p={point['parallelism']}: the busiest subtask carries "
+        + ", ".join(f"{imb[s]:.3f}x" + f" ({LABELS[s]})" for s in SIDES if imb[s] is not None)
+        + " the mean.",
+        "Job throughput over naive's (medians): "
+        + ", ".join(f"{LABELS[s]} {speed[s]:.2f}x" for s in SIDES[1:] if speed[s] is not None)
+        + ".",
+        "State replicas per hot key: "
+        + ", ".join(f"{LABELS[s]} {reps[s]:.1f}" for s in SIDES if reps[s] is not None)
+        + ".",
+        f"Every digest equal to the reference's: {summary.get('all_digests_match')}.",
+        "The papers: " + "; ".join(PAPERS.values()) + ".",
+    ]
+    return "\n".join(lines)
+
+
+def format_splitting_summary(result) -> str:
+    """What ``skewlab bench splitting`` prints.
+
+    Example::
+
+        >>> print(format_splitting_summary({"by_workload": []}))
+        nothing measured
+    """
+    summary = _summary(result)
+    if not summary["by_workload"]:
+        return "nothing measured"
+    table = splitting_table(summary)
+    lines = [table.to_string(index=False, float_format=lambda v: f"{v:.3f}"), ""]
+    lines.append(describe_splitting(summary))
+    sim = summary.get("simulated") or []
+    if sim:
+        frame = pd.DataFrame(sim).pivot_table(
+            index=["workload", "parallelism"], columns="strategy", values="imbalance_max_over_mean"
+        )[list(SIDES)]
+        lines += ["", "simulated routing (no job), max / mean:", frame.round(3).to_string()]
+    return "\n".join(lines)
+
+
+def splitting_explorer(
+    n_records: int = 100_000, tweets: int = 20_000, skew: float = 1.0, parallelism: int = 4
+) -> Explorer:
+    """Sliders for skew, ``p``, D-Choices' ``d`` (0: the paper's bound) and the hot threshold
+    (0: ``2 / (5 p)``): each side's routing of ``n_records`` Zipf keys (two senders) redrawn --
+    simulated, no job runs.
+
+    Example::
+
+        >>> explorer = splitting_explorer(n_records=2_000, tweets=100)
+        >>> _ = explorer.update(parallelism=8, choices=3)
+        >>> explorer.figures[0].layout.title.text.startswith("Simulated")
+        True
+    """
+    controls = {
+        "skew": widgets.FloatSlider(
+            value=skew, min=0.5, max=2.0, step=0.1, description="Zipf skew", style=WIDGET_STYLE
+        ),
+        "parallelism": widgets.IntSlider(
+            value=parallelism, min=2, max=128, description="parallelism p", style=WIDGET_STYLE
+        ),
+        "choices": widgets.IntSlider(
+            value=0, min=0, max=128, description="D-Choices d (0: the bound)", style=WIDGET_STYLE
+        ),
+        "hot_threshold": widgets.FloatSlider(
+            value=0.0,
+            min=0.0,
+            max=0.5,
+            step=0.01,
+            description="hot threshold (0: 2/(5p))",
+            style=WIDGET_STYLE,
+        ),
+    }
+
+    def draw(skew, parallelism, choices, hot_threshold):
+        keys, salts = zipf_senders(n_records, tweets, skew)
+        d = min(choices, parallelism) if choices else 0
+        fig = go.Figure()
+        rows = []
+        for side in SIDES:
+            loads = routed_loads(
+                keys, parallelism, side, salt_hashes=salts, choices=d, hot_threshold=hot_threshold
+            )
+            fig.add_bar(name=LABELS[side], x=list(range(parallelism)), y=loads.tolist(),
+                        marker_color=COLORS[side])  # fmt: skip
+            rows.append({"side": LABELS[side], "max / mean": round(loads.max() / loads.mean(), 3)})
+        fig.update_layout(
+            template=TEMPLATE,
+            title=f"Simulated routing: records per subtask, Zipf {skew:g}, p={parallelism}",
+            xaxis_title="subtask",
+            yaxis_title="records",
+            barmode="group",
+        )
+        return [fig, pd.DataFrame(rows)]
+
+    return Explorer(controls, draw).start()
