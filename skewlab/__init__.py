@@ -30,7 +30,8 @@ former names (``PROFILES``, ``profile_settings``, ``load_profile``, ``list_profi
 ``state``         key groups, keyed state backends (heap, RocksDB, single-key, LRU cache)
 ``aggregates``    HLL registers, ``StatsState``, the count state, the oracles and digests
 ``operators``     the reduces, buffers and count operators a strategy chains
-``strategies``    naive, salted, buffered, cached, sorted, spark_sql, streaming; the count jobs
+``strategies``    naive, salted, buffered, cached, sorted, spark_sql, streaming, pkg, dchoices,
+                  wchoices; the count jobs
 ``inputs``        synthetic views, the WordCount input, lifecycle events
 ``iomodel``       latency profiles, fio import, the disk probe, the modelled I/O time
 ``experiments``   one module per chapter's measurement; the one chapter registry

@@ -2,11 +2,15 @@
 
 100,000 views from 25,000 users; tweet cardinality 20,000 down to 1; parallelism 1 by default
 (one buffer sees every key: a flush of 1,000 records at 20 keys emits 20 partials, the harshest
-case for the buffer); R runs each after a warm-up. Three sides, each checked against the Spark
+case for the buffer); R runs each after a warm-up. Four sides, each checked against the Spark
 SQL reference digest: the naive ``keyBy -> reduce`` on RocksDB; the buffer as the seed wrote it
-(``list``: a ``Vector`` of single-view states per key, reduced at flush); and the vectorized
-buffer (numpy folds a slice's registers at once) -- both buffers with ``trigger_interval_ms=100``,
-``max_count=1000``, their partials reduced on RocksDB.
+(``list``: a ``Vector`` of single-view states per key, reduced at flush); the vectorized
+buffer (numpy folds a slice's registers at once); and the vectorized buffer for hot keys only
+(``hotkey``: a key is buffered once a frequent-items sketch says it may reach ``2 / max_count``
+of the subtask's records, every other record reduced at once, as naive: the seed's future work)
+-- every buffer with ``trigger_interval_ms=100``, ``max_count=1000``, its partials reduced on
+RocksDB. ``min_speedup_over_cardinalities_hotkey`` is the hot-key buffer's worst speedup over
+naive across the cardinalities (issue 27's goal: at least 1).
 
 Like for like -- what each side does per record, and what its timer covers:
 
@@ -23,6 +27,9 @@ buffered        (timer: the job, start to collect;     per record: its single-vi
 (list)          operator time: every operator call)    its key's ``Vector``; per flush and
                                                        key: reduce, get, merge, put, emit,
                                                        ``toStats``
+buffered                                               per slice and key: a sketch update;
+(hot keys)                                             a hot key's record as vectorized, a
+                                                       cold one as naive
 ==============  =====================================  =====================================
 
 The headline is the seed's own measure, **job throughput**: records over the Spark job's wall
@@ -64,9 +71,12 @@ HEADLINES = {
 }
 #: What the headline ratios are computed from.
 HEADLINE_MEASURE = "job_records_per_second_net_of_startup"
-#: The sides, in display order: the naive reduce, the vectorized buffer, the seed's list buffer.
-SIDES = ("naive", "buffered", "buffered_list")
+#: The sides, in display order: the naive reduce, the vectorized buffer, the seed's list buffer,
+#: the vectorized buffer for hot keys only (issue 27: seed 000's future work).
+SIDES = ("naive", "buffered", "buffered_list", "buffered_hotkey")
 _WARM_UP_VIEWS = 2_000
+#: Each buffer side and the suffix of its speedups in the summary.
+BUFFER_SIDES = {"buffered": "", "buffered_list": "_list", "buffered_hotkey": "_hotkey"}
 
 
 def sides(trigger_interval_ms: float = 100.0, max_count: int = 1000) -> dict:
@@ -82,6 +92,7 @@ def sides(trigger_interval_ms: float = 100.0, max_count: int = 1000) -> dict:
         "naive": Naive(backend="rocksdb"),
         "buffered": Buffered(buffer="vectorized", **buffer),
         "buffered_list": Buffered(buffer="list", **buffer),
+        "buffered_hotkey": Buffered(buffer="hotkey", **buffer),
     }
 
 
@@ -186,6 +197,11 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a and b else None
 
 
+def _least(values) -> float | None:
+    present = [v for v in values if v is not None]
+    return min(present) if present else None
+
+
 def summarize(rows) -> dict:
     """Per cardinality and side: min / median / max of the headline (job throughput net of
     start-up) and of operator throughput; the buffers' speedups over naive of the medians."""
@@ -197,7 +213,7 @@ def summarize(rows) -> dict:
             mine = [r for r in rows if r["cardinality"] == k and r["strategy"] == side]
             entry[side] = spread(r[HEADLINE_MEASURE] for r in mine)
             entry[f"{side}_operator"] = spread(r["operator_records_per_second"] for r in mine)
-        for side, suffix in (("buffered", ""), ("buffered_list", "_list")):
+        for side, suffix in BUFFER_SIDES.items():
             entry[f"speedup{suffix}"] = _ratio(entry[side]["median"], entry["naive"]["median"])
             entry[f"operator_speedup{suffix}"] = _ratio(
                 entry[f"{side}_operator"]["median"], entry["naive_operator"]["median"]
@@ -214,7 +230,11 @@ def summarize(rows) -> dict:
         "speedup_at_20_keys": at(SEED_KEYS, "speedup"),
         "speedup_at_20_keys_list": at(SEED_KEYS, "speedup_list"),
         "speedup_at_20000_keys": at(20_000, "speedup"),
+        "speedup_at_20_keys_hotkey": at(SEED_KEYS, "speedup_hotkey"),
+        "speedup_at_20000_keys_hotkey": at(20_000, "speedup_hotkey"),
         "max_speedup": max((t["speedup"] for t in table if t["speedup"]), default=None),
+        "min_speedup_over_cardinalities": _least(t["speedup"] for t in table),
+        "min_speedup_over_cardinalities_hotkey": _least(t["speedup_hotkey"] for t in table),
         "operator_speedup_at_20_keys": at(SEED_KEYS, "operator_speedup"),
         "operator_speedup_at_20_keys_list": at(SEED_KEYS, "operator_speedup_list"),
         "all_digests_match": all(r["digest_matches_reference"] for r in rows),

@@ -15,7 +15,7 @@ Example::
 
     >>> from skewlab.operators import BUFFERS
     >>> sorted(BUFFERS)
-    ['list', 'preaggregate', 'vectorized']
+    ['hotkey', 'list', 'preaggregate', 'vectorized']
 """
 
 from __future__ import annotations

@@ -7,7 +7,11 @@ Three buffers, all ending with the same registers:
   ``StatsState.fromView`` per record, reduced at flush;
 * :class:`PreaggregatingBuffer` -- one running ``StatsState`` per buffered key;
 * :class:`VectorizedBuffer` -- Arrow slices whose register indexes and ranks Spark computed,
-  folded into per-key register slots with numpy.
+  folded into per-key register slots with numpy;
+* :class:`HotKeyBuffer` -- the vectorized buffer for the hot keys only (seed 000's future work:
+  "maintain a set of hot keys based on a rule set and emit other keys directly"): a
+  frequent-items sketch per subtask finds them, every other record goes straight to the keyed
+  reduce, one state access and one emission per record as the naive reduce.
 
 The buffer is per subtask, for all its keys; a key's records never leave their subtask, so
 per-key order is kept.
@@ -15,7 +19,7 @@ per-key order is kept.
 Example::
 
     >>> sorted(BUFFERS)
-    ['list', 'preaggregate', 'vectorized']
+    ['hotkey', 'list', 'preaggregate', 'vectorized']
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from skewlab.state.state_backend import StateBackend
 __all__ = [
     "BUFFERS",
     "BUFFER_KINDS",
+    "HotKeyBuffer",
     "ListBuffer",
     "PreaggregatingBuffer",
     "VectorizedBuffer",
@@ -294,6 +299,101 @@ class VectorizedBuffer(_Buffer):
         self.ctx.metrics.flushes += 1
 
 
+class HotKeyBuffer(VectorizedBuffer):
+    """The vectorized buffer for hot keys only; every other record is reduced at once.
+
+    A key is **hot** on this subtask once its share of the subtask's records so far (or of
+    ``max_count`` records, while fewer were seen) *may* exceed ``2 / max_count`` -- the share at
+    which it is expected twice in one flush, the least that lets a flush save a state access --
+    by the upper bound of a DataSketches
+    ``frequent_strings_sketch`` (:mod:`skewlab.engine.heavy_hitters`' detector), updated once per
+    key and slice with the key's count in the slice. A hot key stays hot, so each key's records
+    are reduced in their order: straight to state while cold, through the buffer once hot. A
+    cold record costs what a naive record costs (read, merge, write, emit); a hot one what a
+    buffered record costs. The sketch is not in a savepoint: after a restore keys are found hot
+    again as records arrive.
+    """
+
+    numpy_columns = (KEY_GROUP, *SINGLE_VIEW_COLUMNS, "seq")
+
+    def __init__(self, ctx: OperatorContext, state_backend: StateBackend, **settings) -> None:
+        from datasketches import frequent_strings_sketch
+
+        from skewlab.engine.heavy_hitters import smallest_sketch_size
+
+        super().__init__(ctx, state_backend, **settings)
+        self.threshold = min(0.5, 2 / self.max_count)
+        self.sketch = frequent_strings_sketch(smallest_sketch_size(self.threshold))
+        self.seen = 0
+        self.hot: set[str] = set()
+
+    def process(self, cols, n, arrivals) -> None:
+        encoded = cols["tweet_id"].dictionary_encode()
+        codes = encoded.indices.fill_null(-1).to_numpy()
+        uniques = encoded.dictionary.to_pylist()
+        counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
+        self.seen += int(counts.sum())
+        # a share of the records seen, and no fewer than a flush's worth: a key must be seen
+        # more than twice before it can be hot (early on every key is a large share of few)
+        sketch, hot = self.sketch, self.hot
+        bar = self.threshold * max(self.seen, self.max_count)
+        for key, count in zip(uniques, counts.tolist(), strict=True):
+            if count:
+                sketch.update(key, count)
+                if key not in hot and sketch.get_upper_bound(key) > bar:
+                    hot.add(key)
+        is_hot = np.fromiter((k in hot for k in uniques), dtype=bool, count=len(uniques))
+        to_buffer = np.zeros(n, dtype=bool)
+        present = codes >= 0
+        to_buffer[present] = is_hot[codes[present]]
+        cold = np.flatnonzero(~to_buffer)
+        if len(cold):
+            self._reduce_cold(cols, cold, codes, uniques, arrivals)
+        if to_buffer.any():
+            import pyarrow as pa
+
+            mask = pa.array(to_buffer)
+            keep = {c: cols[c][to_buffer] for c in self.numpy_columns}
+            keep["tweet_id"] = cols["tweet_id"].filter(mask)
+            super().process(
+                keep,
+                int(to_buffer.sum()),
+                None if arrivals is None else np.asarray(arrivals)[to_buffer],
+            )
+
+    def _reduce_cold(self, cols, rows: np.ndarray, codes, uniques, arrivals) -> None:
+        """The naive reduce of ``rows``: per record read state, merge, write, emit."""
+        get, put, emit = self.state.get, self.state.put, self.ctx.output.emit
+        of_view, precision = StatsState.of_view, self.precision
+        check = self.ctx.check_order if self.ctx.job.check_order else None
+        clock = time.time_ns
+        groups, seqs = cols[KEY_GROUP][rows].tolist(), cols["seq"][rows].tolist()
+        view_regs, view_ranks, user_regs, user_ranks = (
+            cols[c][rows].tolist() for c in SINGLE_VIEW_COLUMNS
+        )
+        times = None if arrivals is None else np.asarray(arrivals)[rows].tolist()
+        rejected = 0
+        for i, code in enumerate(codes[rows].tolist()):
+            if code < 0:
+                rejected += 1
+                continue
+            key = uniques[code]
+            arrival = clock() if times is None else times[i]
+            one = of_view(key, view_regs[i], view_ranks[i], user_regs[i], user_ranks[i], precision)
+            state = get(groups[i], key)
+            state = one if state is None else state.merge(one)
+            put(groups[i], key, state)
+            if check is not None:
+                check(key, seqs[i])
+            emit(key, state, arrival, seqs[i])
+        self.ctx.metrics.records_rejected += rejected
+
+
 #: The buffers by name (``--buffer``).
-BUFFERS = {"list": ListBuffer, "preaggregate": PreaggregatingBuffer, "vectorized": VectorizedBuffer}
+BUFFERS = {
+    "list": ListBuffer,
+    "preaggregate": PreaggregatingBuffer,
+    "vectorized": VectorizedBuffer,
+    "hotkey": HotKeyBuffer,
+}
 BUFFER_KINDS = tuple(BUFFERS)

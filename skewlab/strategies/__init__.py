@@ -8,6 +8,9 @@
 ``cached``     naive over FLIP-325's LRU cache of objects in front of RocksDB
 ``sorted``     FLIP-140: input sorted per partition by Spark, single-key state, one emission
                per key
+``pkg``        key splitting: each sender sends a record to the less loaded of its key's two
+               candidate subtasks, partials merged per key (``dchoices`` / ``wchoices``: hot
+               keys found per sender get ``d`` or all subtasks) -- :mod:`.key_splitting`
 ``spark_sql``  Spark's own hash aggregation of the same HLL registers (the JVM ceiling)
 ``streaming``  Spark Structured Streaming on its RocksDB state store: per-record or
                per-micro-batch ``transformWithStateInPandas``, or Spark's own aggregation
@@ -41,6 +44,7 @@ from skewlab.errors import SkewlabInputError
 from skewlab.inputs.views import check_views_schema
 from skewlab.strategies.buffered import Buffered
 from skewlab.strategies.cached import Cached
+from skewlab.strategies.key_splitting import DChoices, Pkg, WChoices
 from skewlab.strategies.naive import Naive
 from skewlab.strategies.parameters import KEYED_BACKENDS, StrategyParameters
 from skewlab.strategies.salted import Salted
@@ -53,12 +57,15 @@ __all__ = [
     "STRATEGIES",
     "Buffered",
     "Cached",
+    "DChoices",
     "Naive",
+    "Pkg",
     "Salted",
     "Sorted",
     "SparkSql",
     "StrategyParameters",
     "Streaming",
+    "WChoices",
     "run_strategies",
     "run_strategy",
     "strategy_parameters",
@@ -66,7 +73,19 @@ __all__ = [
 
 #: Every view strategy's parameters class, by name (the one registry).
 STRATEGIES: dict[str, type[StrategyParameters]] = {
-    cls.name: cls for cls in (Naive, Salted, Buffered, Cached, Sorted, SparkSql, Streaming)
+    cls.name: cls
+    for cls in (
+        Naive,
+        Salted,
+        Buffered,
+        Cached,
+        Sorted,
+        SparkSql,
+        Streaming,
+        Pkg,
+        DChoices,
+        WChoices,
+    )
 }
 
 
@@ -81,7 +100,7 @@ def strategy_parameters(strategy: str | StrategyParameters, **options: Any) -> S
         >>> strategy_parameters("fastest")
         Traceback (most recent call last):
         ...
-        skewlab.errors.SkewlabInputError: unknown strategy 'fastest': use one of naive, salted, buffered, cached, sorted, spark_sql, streaming
+        skewlab.errors.SkewlabInputError: unknown strategy 'fastest': use one of naive, salted, buffered, cached, sorted, spark_sql, streaming, pkg, dchoices, wchoices
         >>> strategy_parameters("sorted", salt_buckets=4)
         Traceback (most recent call last):
         ...

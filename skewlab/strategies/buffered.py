@@ -2,10 +2,12 @@
 
 The buffer is operator-level (one per subtask, for all its keys), flushed when it holds
 ``max_count`` records or every ``trigger_interval_ms``; per-key order is kept because a key's
-records never leave their subtask. Three buffers (:mod:`skewlab.operators.buffers`): ``list``
-(the seed's ``Vector`` per key, reduced at flush), ``preaggregate`` (one running state per key)
-and ``vectorized`` (Arrow slices of the single-view registers folded with numpy -- identical
-registers). Like every keyed strategy, all three start from the same upstream map.
+records never leave their subtask. Four buffers (:mod:`skewlab.operators.buffers`): ``list``
+(the seed's ``Vector`` per key, reduced at flush), ``preaggregate`` (one running state per key),
+``vectorized`` (Arrow slices of the single-view registers folded with numpy -- identical
+registers) and ``hotkey`` (the vectorized buffer for the keys a frequent-items sketch finds hot,
+every other record reduced at once). Like every keyed strategy, all four start from the same
+upstream map.
 
 Example::
 

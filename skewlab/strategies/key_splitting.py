@@ -63,19 +63,17 @@ from typing import ClassVar
 
 import numpy as np
 
-from skewlab.aggregates.stats_state import StatsSerializer, StatsState
+from skewlab.aggregates.stats_state import StatsSerializer
 from skewlab.engine.heavy_hitters import DEFAULT_LG_MAX_MAP_SIZE, smallest_sketch_size
 from skewlab.engine.job import collect_stage, run_stage
-from skewlab.engine.stage import StageSpec
 from skewlab.errors import SkewlabInputError
-from skewlab.operators.reduce import KeyedReduce, PartialsReduce
 from skewlab.state.java_hash import java_string_hash_array
 from skewlab.state.key_groups import (
     assign_to_key_group_array,
     check_parallelism,
     compute_default_max_parallelism,
 )
-from skewlab.strategies.keyed import VIEW_INPUT, fold, upstream
+from skewlab.strategies.keyed import fold, split_key_stages, upstream
 from skewlab.strategies.parameters import KeyedStateParameters, parameter
 from skewlab.validation import check_choice, check_number, check_whole
 
@@ -89,7 +87,6 @@ __all__ = [
     "check_hot_threshold",
     "dchoices_d",
     "default_hot_threshold",
-    "split_key_stages",
     "with_split_keys",
 ]
 
@@ -233,35 +230,37 @@ class Sender:
     def candidates(self, key: str) -> list[tuple[int, str]]:
         """``key``'s candidates, ``(subtask, sub-key)``, first its own; as many distinct
         subtasks as its scheme can use (2, or ``p`` for D- and W-Choices)."""
-        found = self._candidates.get(key)
-        if found is None:
-            found = self._find([key])[key]
-        return found
+        return self._find([key], 2 if self.scheme == "pkg" else self.parallelism)[key]
 
-    def _find(self, keys: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
-        """Candidates of every key in ``keys`` not known yet, vectorised: the key groups of
-        ``key``, ``key#1``, ``key#2``, ... until each key has its subtasks."""
-        want = min(self.parallelism, 2 if self.scheme == "pkg" else self.parallelism)
-        todo = [k for k in dict.fromkeys(keys) if k not in self._candidates]
+    def _find(self, keys: Sequence[str], want: int) -> dict[str, list[tuple[int, str]]]:
+        """At least ``want`` candidates (at most ``p``) of every key in ``keys``, vectorised:
+        the key groups of ``key``, ``key#1``, ``key#2``, ... until each key has its subtasks.
+        A key's candidates are found in the same order every time, so more of them extend the
+        fewer (a cold key needs two; a hot one gets its ``d`` when it is found hot)."""
+        want = min(want, self.parallelism)
+        todo = [k for k in dict.fromkeys(keys) if len(self._candidates.get(k, ())) < want]
         for key in todo:
             self._candidates[key] = []
-        start, width = 0, 4 * self.parallelism
+        start, width = 0, 4 * want
         while todo:
             names = [
                 k if i == 0 else f"{k}{SEPARATOR}{i}" for k in todo for i in range(start, width)
             ]
             groups = assign_to_key_group_array(java_string_hash_array(names), self.max_parallelism)
-            subtasks = (groups.astype(np.int64) * self.parallelism) // self.max_parallelism
+            subtasks = (
+                (groups.astype(np.int64) * self.parallelism) // self.max_parallelism
+            ).tolist()
             span = width - start
             left = []
             for j, key in enumerate(todo):
                 mine = self._candidates[key]
                 have = {s for s, _ in mine}
-                for i in range(span):
-                    s = int(subtasks[j * span + i])
-                    if s not in have and len(mine) < want:
-                        mine.append((s, names[j * span + i]))
-                        have.add(s)
+                for i in range(j * span, (j + 1) * span):
+                    if subtasks[i] not in have:
+                        mine.append((subtasks[i], names[i]))
+                        have.add(subtasks[i])
+                        if len(mine) == want:
+                            break
                 if len(mine) < want:
                     left.append(key)
             todo, start, width = left, width, 2 * width
@@ -284,8 +283,8 @@ class Sender:
     def route(self, keys: Sequence[str | None]) -> list[str | None]:
         """The sub-key of every key in ``keys`` (in the sender's order; ``None`` stays
         ``None``, to be rejected downstream), updating the sender's loads."""
-        self._find([k for k in keys if k is not None])
-        table, loads, out = self._candidates, self.loads, []
+        self._find([k for k in keys if k is not None], 2)
+        table, loads, out, p = self._candidates, self.loads, [], self.parallelism
         sketch, threshold, pkg = self._sketch, self.threshold, self.scheme == "pkg"
         auto_d = self.scheme == "dchoices" and self.choices is None
         for key in keys:
@@ -301,9 +300,12 @@ class Sender:
                     self.hot_records += 1
                 if auto_d and self.records % self.refresh == 0:
                     self._refresh_d()
-            best_subtask, best_key = table[key][0]
+            candidates = table[key]
+            if choices > len(candidates) and len(candidates) < p:  # a key just found hot
+                candidates = self._find([key], choices)[key]
+            best_subtask, best_key = candidates[0]
             best_load = loads[best_subtask]
-            for subtask, sub_key in table[key][1:choices]:
+            for subtask, sub_key in candidates[1:choices]:
                 if loads[subtask] < best_load:
                     best_subtask, best_key, best_load = subtask, sub_key, loads[subtask]
             loads[best_subtask] += 1
@@ -327,39 +329,6 @@ def with_split_keys(df, key_col: str, make_sender) -> object:
 
     schema = ", ".join(f"`{name}` {kind}" for name, kind in df.dtypes)
     return df.mapInArrow(senders, f"{schema}, `{SPLIT_KEY}` string")
-
-
-def split_key_stages(
-    name: str, split_col: str, backend, precision: int
-) -> tuple[StageSpec, StageSpec]:
-    """The two stages after the senders: a running partial per sub-key (``keyBy split_col``),
-    emitted under its tweet, then the partials' union per tweet (``keyBy tweet``)."""
-    partials = StageSpec(
-        name=f"1:{name}-partial",
-        key_col=split_col,
-        operator=partial(
-            KeyedReduce,
-            state_backend=backend,
-            precision=precision,
-            key_col=split_col,
-            emit_key_col="tweet_id",
-        ),
-        final=False,
-        serializer=StatsSerializer,
-        input_columns=(*VIEW_INPUT, "tweet_id"),
-    )
-    final = StageSpec(
-        name=f"2:{name}-final",
-        key_col="key",
-        operator=partial(PartialsReduce, state_backend=backend),
-        final=True,
-        serializer=StatsSerializer,
-        order_by=(),  # arrival order is whatever the exchange delivers
-        source=False,
-        input_columns=("value", "arrival_ns", "seq"),
-        output_map=StatsState.to_stats,
-    )
-    return partials, final
 
 
 @dataclass(frozen=True, kw_only=True)

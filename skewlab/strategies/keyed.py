@@ -15,6 +15,8 @@ Example::
 
 from __future__ import annotations
 
+from functools import partial
+
 from skewlab.aggregates.digest import result_digest
 from skewlab.aggregates.stats_state import (
     SINGLE_VIEW_COLUMNS,
@@ -26,9 +28,10 @@ from skewlab.engine.config import JobConfig
 from skewlab.engine.job import StageOutput, collect_stage, run_stage
 from skewlab.engine.metrics import fold_metrics
 from skewlab.engine.stage import StageSpec
+from skewlab.operators.reduce import KeyedReduce, PartialsReduce
 from skewlab.strategies.parameters import StrategyParameters
 
-__all__ = ["VIEW_INPUT", "fold", "run_single_stage", "upstream", "with_seq"]
+__all__ = ["VIEW_INPUT", "fold", "run_single_stage", "split_key_stages", "upstream", "with_seq"]
 
 #: The input columns every keyed strategy reads besides the key.
 VIEW_INPUT = ("seq", *SINGLE_VIEW_COLUMNS)
@@ -73,6 +76,48 @@ def run_single_stage(
     )
     out = collect_stage(run_stage(upstream(views, params), spark, stage, job), StatsSerializer)
     return fold(params, job, out, buffers=buffers), out.results
+
+
+def split_key_stages(
+    name: str, split_col: str, backend, precision: int
+) -> tuple[StageSpec, StageSpec]:
+    """The two stages of a strategy that splits keys (salting, key splitting): a running
+    partial per sub-key (``keyBy split_col``, stage ``1:<name>-partial``), emitted under its
+    tweet, then the partials' union per tweet (``keyBy tweet``, stage ``2:<name>-final``) in
+    whatever order the exchange delivers them.
+
+    Example::
+
+        >>> stage1, stage2 = split_key_stages("salted", "_salted_key", None, 14)
+        >>> stage1.name, stage1.key_col, stage2.name, stage2.order_by
+        ('1:salted-partial', '_salted_key', '2:salted-final', ())
+    """
+    partials = StageSpec(
+        name=f"1:{name}-partial",
+        key_col=split_col,
+        operator=partial(
+            KeyedReduce,
+            state_backend=backend,
+            precision=precision,
+            key_col=split_col,
+            emit_key_col="tweet_id",
+        ),
+        final=False,
+        serializer=StatsSerializer,
+        input_columns=(*VIEW_INPUT, "tweet_id"),
+    )
+    final = StageSpec(
+        name=f"2:{name}-final",
+        key_col="key",
+        operator=partial(PartialsReduce, state_backend=backend),
+        final=True,
+        serializer=StatsSerializer,
+        order_by=(),  # arrival order is whatever the exchange delivers
+        source=False,
+        input_columns=("value", "arrival_ns", "seq"),
+        output_map=StatsState.to_stats,
+    )
+    return partials, final
 
 
 def fold(params: StrategyParameters, job: JobConfig, out: StageOutput, *, buffers=False):

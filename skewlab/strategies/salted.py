@@ -21,15 +21,12 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import ClassVar
 
-from skewlab.aggregates.stats_state import StatsSerializer, StatsState
+from skewlab.aggregates.stats_state import StatsSerializer
 from skewlab.engine.job import collect_stage, run_stage
-from skewlab.engine.stage import StageSpec
-from skewlab.operators.reduce import KeyedReduce, PartialsReduce
 from skewlab.operators.running_count import SALT, SALTED_KEY
-from skewlab.strategies.keyed import VIEW_INPUT, fold, upstream
+from skewlab.strategies.keyed import fold, split_key_stages, upstream
 from skewlab.strategies.parameters import KeyedStateParameters, parameter
 from skewlab.validation import check_whole
 
@@ -69,31 +66,8 @@ class Salted(KeyedStateParameters):
 
     def run(self, spark, views, job):
         views = with_salt(upstream(views, self), "tweet_id", "view_id", self.salt_buckets)
-        backend = self.state_backend()
-        partials = StageSpec(
-            name="1:salted-partial",
-            key_col=SALTED_KEY,
-            operator=partial(
-                KeyedReduce,
-                state_backend=backend,
-                precision=self.precision,
-                key_col=SALTED_KEY,
-                emit_key_col="tweet_id",
-            ),
-            final=False,
-            serializer=StatsSerializer,
-            input_columns=(*VIEW_INPUT, "tweet_id"),
-        )
-        final = StageSpec(
-            name="2:salted-final",
-            key_col="key",
-            operator=partial(PartialsReduce, state_backend=backend),
-            final=True,
-            serializer=StatsSerializer,
-            order_by=(),  # arrival order is whatever the exchange delivers
-            source=False,
-            input_columns=("value", "arrival_ns", "seq"),
-            output_map=StatsState.to_stats,
+        partials, final = split_key_stages(
+            self.name, SALTED_KEY, self.state_backend(), self.precision
         )
         stage1 = run_stage(views, spark, partials, job)
         out = collect_stage(run_stage(stage1, spark, final, job), StatsSerializer)

@@ -293,7 +293,10 @@ def splitting_explorer(
             rows.append({"side": LABELS[side], "max / mean": round(loads.max() / loads.mean(), 3)})
         fig.update_layout(
             template=TEMPLATE,
-            title=f"Simulated routing: records per subtask, Zipf {skew:g}, p={parallelism}",
+            title=(
+                f"Simulated routing: records per subtask, Zipf {skew:g}, p={parallelism}, "
+                f"D-Choices d={d or 'by the bound'}"
+            ),
             xaxis_title="subtask",
             yaxis_title="records",
             barmode="group",

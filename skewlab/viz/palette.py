@@ -51,6 +51,7 @@ COLORS = {
     "naive": "#d62728",
     "rocksdb": "#d62728",  # naive = keyed state on RocksDB
     "buffered": "#1f77b4",
+    "buffered_hotkey": "#6baed6",  # the buffer for hot keys only: a paler "buffered"
     "salted": "#8c564b",
     "cached": "#ff7f0e",
     "heap": "#9467bd",
@@ -101,6 +102,7 @@ LABELS = {
         "naive": "naive (RocksDB)",
         "buffered": "buffered, vectorized",
         "buffered_list": "buffered, the seed's list",
+        "buffered_hotkey": "buffered, hot keys only",
     },
     # skewlab.experiments.state_cache.SIDES: chapter 04
     "state_cache": {

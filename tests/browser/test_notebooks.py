@@ -199,6 +199,25 @@ def drive_09(nb: LabNotebook) -> None:
     )
 
 
+def drive_10(nb: LabNotebook) -> None:
+    t = time.perf_counter()
+    nb.type_into_slider("parallelism p", "64")
+    nb.expect(
+        "type 64 into the parallelism p slider",
+        "the title says p=64 and the table has a row per side",
+        lambda: ", p=64," in _title(nb) and len(nb.table()) == 5,
+        t,
+    )
+    t = time.perf_counter()
+    nb.type_into_slider("D-Choices d (0: the bound)", "3")
+    nb.expect(
+        "type 3 into the D-Choices d slider",
+        "the title says D-Choices d=3",
+        lambda: _title(nb).endswith("D-Choices d=3"),
+        t,
+    )
+
+
 DRIVERS = {
     "00_hot_keys.ipynb": drive_00,
     "01_ebs_latency.ipynb": drive_01,
@@ -209,6 +228,7 @@ DRIVERS = {
     "07_backlog.ipynb": drive_07,
     "08_streaming.ipynb": drive_08,
     "09_skew_doctor.ipynb": drive_09,
+    "10_beyond_salting.ipynb": drive_10,
 }
 
 

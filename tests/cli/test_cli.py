@@ -180,6 +180,13 @@ def test_run_reads_a_saved_view_set_and_prints_a_table(spark, tmp_path, capsys):
         (["naive", "--views", "no/such/dir"], "neither a number of views nor an existing"),
         (["naive", "--tweets", "0"], "n_tweets (--tweets)"),
         (["naive", "--disk", "floppy"], "unknown disk profile 'floppy'"),
+        (["dchoices", "--choices", "1"], "choices (--choices) must be a whole number >= 2"),
+        (
+            ["dchoices", "--views", "50", "--choices", "3", "--parallelism", "2"],
+            "at most the parallelism 2",
+        ),
+        (["wchoices", "--hot-threshold", "1.5"], "strictly between 0 and 1"),
+        (["pkg", "--choices", "3"], "strategy 'pkg' has no option --choices"),
     ],
 )
 def test_run_bad_arguments_exit_2_with_one_line(args, message, capsys):

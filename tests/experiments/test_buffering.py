@@ -64,6 +64,18 @@ def test_fewer_keys_mean_fewer_state_accesses_for_the_buffers_only(result):
     assert reads("naive", 20) == reads("naive", 1_000) == n  # one read per record
     for side in ("buffered", "buffered_list"):  # at most one read per key per flush
         assert reads(side, 20) <= 20 * (n // 1_000 + 1) < reads(side, 1_000) < n
+    # hot keys only: 20 keys (5 % each) are hot from their third record on and buffered; of
+    # 1,000 keys (0.1 % each on average, under 2 / max_count) most stay cold and are reduced
+    # as naive, a read per record, so more reads than the buffer of every key makes
+    assert reads("buffered_hotkey", 20) <= 20 * (n // 1_000 + 1) + 20 * 2
+    assert reads("buffered", 1_000) < reads("buffered_hotkey", 1_000) <= n
+
+
+def test_the_hot_key_buffers_worst_speedup_is_its_least_over_the_cardinalities(result):
+    s = result.summary
+    worst = min(t["speedup_hotkey"] for t in s["by_cardinality"])
+    assert s["min_speedup_over_cardinalities_hotkey"] == worst
+    assert "hot keys only" in format_summary(result)
 
 
 def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):

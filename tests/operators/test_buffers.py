@@ -14,7 +14,7 @@ from skewlab.engine.config import JobConfig
 from skewlab.engine.operator import OperatorContext
 from skewlab.engine.routing import KEY_GROUP
 from skewlab.engine.stage import StageSpec
-from skewlab.operators.buffers import BUFFERS
+from skewlab.operators.buffers import BUFFERS, VectorizedBuffer
 from skewlab.state import PickleSerializer, StateBackend
 
 N, KEYS, SPACING_MS, OLDEST_MS = 300, 7, 1.0, 400.0
@@ -48,8 +48,9 @@ def _columns(kind: str, rng: np.random.Generator):
         SINGLE_VIEW_COLUMNS[3]: rng.integers(1, 20, N).astype(np.int8),
     }
     groups = np.array([hash(k) % 128 for k in keys], dtype=np.int64)
-    if kind == "vectorized":
-        return {"tweet_id": pa.array(keys), KEY_GROUP: groups, **registers}, keys, registers
+    if issubclass(BUFFERS[kind], VectorizedBuffer):  # Arrow keys, numpy registers
+        cols = {"tweet_id": pa.array(keys), KEY_GROUP: groups, "seq": np.arange(N), **registers}
+        return cols, keys, registers
     cols = {c: v.tolist() for c, v in registers.items()}
     return {"tweet_id": keys, KEY_GROUP: groups.tolist(), **cols}, keys, registers
 

@@ -107,8 +107,10 @@ def test_an_unknown_scheme_is_refused():
 
 def test_choices_above_the_parallelism_fail_before_spark_works(spark):
     views = generate_views(spark, ViewSpec(100, 10, 5, seed=1))
+    jobs_before = spark.sparkContext.statusTracker().getJobIdsForGroup()
     with pytest.raises(SkewlabInputError, match="at most the parallelism 2"):
         run_strategy(views, DChoices(choices=3), JobConfig(parallelism=2))
+    assert spark.sparkContext.statusTracker().getJobIdsForGroup() == jobs_before
 
 
 @pytest.fixture(scope="module")

@@ -23,10 +23,13 @@ from skewlab.strategies import (
     STRATEGIES,
     Buffered,
     Cached,
+    DChoices,
     Naive,
+    Pkg,
     Salted,
     Sorted,
     SparkSql,
+    WChoices,
     run_strategies,
     run_strategy,
     strategy_parameters,
@@ -47,6 +50,9 @@ PARAMETERS = [
     Sorted(),
     Salted(salt_buckets=3),
     Salted(salt_buckets=2, backend="heap"),
+    Pkg(),
+    DChoices(choices=2, hot_threshold=0.05),
+    WChoices(backend="heap"),
     SparkSql(),
 ]
 
@@ -212,6 +218,9 @@ def test_the_registry_names_every_strategy_once():
         "sorted",
         "spark_sql",
         "streaming",
+        "pkg",
+        "dchoices",
+        "wchoices",
     ]
     assert all(cls.name == name for name, cls in STRATEGIES.items())
     assert strategy_parameters("buffered", max_count=7) == Buffered(max_count=7)
@@ -250,6 +259,9 @@ def test_every_strategy_equals_the_reference_on_a_local_cluster(local_cluster):
         "cached",
         "sorted",
         "spark_sql",
+        "pkg",
+        "dchoices",
+        "wchoices",
     }
     assert all(ln[1] == "True" and ln[2] == "3000" for ln in lines), proc.stdout
 
@@ -323,6 +335,9 @@ def test_the_facts_say_what_the_lists_they_replace_said():
         "sorted",
         "spark_sql",
         "streaming",
+        "pkg",
+        "dchoices",
+        "wchoices",
     ]
 
 
