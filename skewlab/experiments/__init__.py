@@ -22,6 +22,9 @@ only -- what runs, and the figures and summaries it returns.
                     micro-batch latency sweep, the hot partition, rescaling a checkpoint
 ``skew_doctor``     chapter 09: a user's own records -- hot keys, the load per engine, what
                     parallelism can do
+``splitting``       chapter 10: key splitting (PKG, D-Choices, W-Choices) beside naive and
+                    salting, measured at p = 2 and 4, the routing simulated to p = 128
+``cache_admission`` chapter 10: LRU, W-TinyLFU and OPT hit ratios, simulated over key traces
 ``references``      the full-size results shipped with skewlab, their provenance
 ``claims``          each chapter's claims, checked over a result
 ==================  ===============================================================
@@ -41,12 +44,14 @@ from __future__ import annotations
 from skewlab.experiments import (
     backlog,
     buffering,
+    cache_admission,
     latency_sweep,
     memory_cap,
     rescaling,
     salting,
     skew_doctor,
     sorted_input,
+    splitting,
     state_cache,
     streaming,
     value_state,
@@ -69,6 +74,7 @@ __all__ = [
     "backlog",
     "benchmark",
     "buffering",
+    "cache_admission",
     "chapter",
     "latency_sweep",
     "latest_result",
@@ -78,6 +84,7 @@ __all__ = [
     "size_settings",
     "skew_doctor",
     "sorted_input",
+    "splitting",
     "state_cache",
     "streaming",
     "value_state",

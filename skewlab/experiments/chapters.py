@@ -756,6 +756,37 @@ CHAPTERS: tuple[Chapter, ...] = (
                     },
                 },
             ),
+            Benchmark(
+                id="cache_admission",
+                help="cache admission, simulated: LRU, W-TinyLFU and Belady's OPT hit ratios at "
+                "250 / 500 / 1,000 entries on FLIP-325's key sequence and Zipf key streams",
+                aliases=("admission",),
+                formatter="format_cache_admission_summary",
+                # the issue's quick simulation: 100,000 keys, 1,000,000 requests
+                sizes={
+                    "tiny": {
+                        "n_keys": 2_000,
+                        "requests": 20_000,
+                        "skews": (1.0,),
+                        "capacities": (250, 500, 1_000),
+                        "runs": 1,
+                    },
+                    "quick": {
+                        "n_keys": 100_000,
+                        "requests": 200_000,
+                        "skews": (0.8, 1.0, 1.2),
+                        "capacities": (250, 500, 1_000),
+                        "runs": 1,
+                    },
+                    "full": {
+                        "n_keys": 100_000,
+                        "requests": 1_000_000,
+                        "skews": (0.8, 1.0, 1.2),
+                        "capacities": (250, 500, 1_000),
+                        "runs": 1,
+                    },
+                },
+            ),
         ),
     ),
 )

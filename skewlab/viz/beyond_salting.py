@@ -19,14 +19,20 @@ import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
 
-from skewlab.experiments.results import bench_summary
+from skewlab.experiments.results import bench_rows, bench_summary
 from skewlab.experiments.splitting import PAPERS, SIDES, routed_loads, zipf_senders
+from skewlab.state.cache_admission import POLICIES
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
 
 __all__ = [
     "LABELS",
+    "POLICY_LABELS",
+    "admission_figure",
+    "admission_table",
+    "describe_admission",
     "describe_splitting",
+    "format_cache_admission_summary",
     "format_splitting_summary",
     "imbalance_figure",
     "simulated_figure",
@@ -43,6 +49,11 @@ LABELS = {
     "dchoices": "D-Choices",
     "wchoices": "W-Choices",
 }
+
+
+#: How each cache policy reads in a legend or a table.
+POLICY_LABELS = {"lru": "LRU (FLIP-325)", "tinylfu": "W-TinyLFU", "opt": "OPT (offline ceiling)"}
+_POLICY_COLORS = {"lru": COLORS["cached"], "tinylfu": COLORS["buffered"], "opt": COLORS["mark"]}
 
 
 def _summary(result) -> dict[str, Any]:
@@ -82,7 +93,7 @@ def splitting_table(result) -> pd.DataFrame:
                 "speedup over naive": e["speedup_over_naive"],
                 "imbalance max/mean": e["imbalance_max_over_mean"]["median"],
                 "skew score %": e["skew_score"]["median"],
-                "replicas per hot key": e["state_replicas_per_hot_key"],
+                "replicas per hot key (10 hottest)": e["state_replicas_per_hot_key"],
                 "extra state bytes": e["extra_state_bytes"],
                 "order violations": e["order_violations"],
             })  # fmt: skip
@@ -213,7 +224,7 @@ def describe_splitting(result) -> str:
         "Job throughput over naive's (medians): "
         + ", ".join(f"{LABELS[s]} {speed[s]:.2f}x" for s in SIDES[1:] if speed[s] is not None)
         + ".",
-        "State replicas per hot key: "
+        "State replicas per hot key (the 10 hottest keys): "
         + ", ".join(f"{LABELS[s]} {reps[s]:.1f}" for s in SIDES if reps[s] is not None)
         + ".",
         f"Every digest equal to the reference's: {summary.get('all_digests_match')}.",
@@ -304,3 +315,111 @@ def splitting_explorer(
         return [fig, pd.DataFrame(rows)]
 
     return Explorer(controls, draw).start()
+
+
+def admission_table(result) -> pd.DataFrame:
+    """Simulated hit ratios: one row per trace and cache size, one column per policy.
+
+    Example::
+
+        >>> rows = [{"trace": "zipf1", "capacity": 500, "policy": p, "hit_ratio": h}
+        ...         for p, h in (("lru", 0.4), ("tinylfu", 0.5), ("opt", 0.6))]
+        >>> admission_table({"rows": rows, "summary": {}}).columns.tolist()
+        ['trace', 'entries', 'LRU (FLIP-325)', 'W-TinyLFU', 'OPT (offline ceiling)']
+    """
+    rows = bench_rows(result)
+    table = rows.pivot_table(
+        index=["trace", "capacity"], columns="policy", values="hit_ratio", aggfunc="first"
+    )[list(POLICIES)]
+    table = (
+        table.rename(columns=POLICY_LABELS).reset_index().rename(columns={"capacity": "entries"})
+    )
+    table.columns.name = None
+    return table
+
+
+def admission_figure(result) -> go.Figure:
+    """Simulated hit ratio against cache size, one line per policy and trace.
+
+    Example::
+
+        >>> rows = [{"trace": "zipf1", "capacity": c, "policy": p, "hit_ratio": 0.5}
+        ...         for c in (250, 500) for p in ("lru", "tinylfu", "opt")]
+        >>> len(admission_figure({"rows": rows, "summary": {}}).data)
+        3
+    """
+    rows = bench_rows(result)
+    fig = go.Figure()
+    dashes = ("solid", "dot", "dash", "dashdot")
+    for t, trace in enumerate(dict.fromkeys(rows["trace"])):
+        for policy in POLICIES:
+            mine = rows[(rows["trace"] == trace) & (rows["policy"] == policy)]
+            fig.add_scatter(
+                name=f"{POLICY_LABELS[policy]}, {trace}",
+                x=mine["capacity"].tolist(),
+                y=mine["hit_ratio"].tolist(),
+                mode="lines+markers",
+                line={"color": _POLICY_COLORS[policy], "dash": dashes[t % len(dashes)]},
+            )
+    fig.update_layout(
+        template=TEMPLATE,
+        title="Simulated hit ratio against cache size",
+        xaxis_title="cache entries",
+        yaxis={"title": "hit ratio", "tickformat": ".0%"},
+    )
+    return fig
+
+
+def describe_admission(result) -> str:
+    """Sentences about the simulated hit ratios at 500 entries (FLIP-325's middle size), the
+    issue's own simulation beside where the trace is its size.
+
+    Example::
+
+        >>> describe_admission({"summary": {"traces": [], "capacities": []}, "rows": []})
+        'nothing simulated'
+    """
+    summary = bench_summary(result)
+    if not summary.get("traces"):
+        return "nothing simulated"
+    capacity = 500 if 500 in summary["capacities"] else summary["capacities"][0]
+    lines = []
+    for trace in summary["traces"]:
+        got = {p: summary.get(f"hit_ratio_{p}_{capacity}_{trace}") for p in POLICIES}
+        lines.append(
+            f"Simulated, {trace}, {capacity} entries: "
+            + ", ".join(f"{POLICY_LABELS[p]} {got[p]:.1%}" for p in POLICIES)
+            + "."
+        )
+    issue = summary.get("issue_simulation") or {}
+    if summary.get("requests") == 1_000_000 and summary.get("n_keys") == 100_000:
+        for trace, theirs in issue.items():
+            ours = {p: summary.get(f"hit_ratio_{p}_1000_{trace}") for p in POLICIES}
+            if None not in ours.values():
+                lines.append(
+                    f"The issue's own simulation, {trace}, 1,000 entries: "
+                    + ", ".join(f"{POLICY_LABELS[p]} {theirs[p]:.1%}" for p in POLICIES)
+                    + "; here: "
+                    + ", ".join(f"{ours[p]:.1%}" for p in POLICIES)
+                    + "."
+                )
+    return "\n".join(lines)
+
+
+def format_cache_admission_summary(result) -> str:
+    """What ``skewlab bench cache_admission`` prints: the simulated hit ratios and sentences.
+
+    Example::
+
+        >>> from skewlab.experiments.cache_admission import run_experiment
+        >>> print(format_cache_admission_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+    """  # noqa: E501
+    table = admission_table(result)
+    return "\n".join(
+        [
+            "simulated (a replay of the keys, no job): hit ratio by policy",
+            table.to_string(index=False, float_format=lambda v: f"{v:.3f}"),
+            "",
+            describe_admission(result),
+        ]
+    )
