@@ -83,7 +83,8 @@ def _at_scale(result):
     if not simulated:
         return None
     p = max(r["parallelism"] for r in simulated)
-    workload = simulated[0]["workload"]
+    point = summary_of(result).get("headline_point") or {}
+    workload = point.get("workload", simulated[0]["workload"])  # the headline's keys
     at = {
         r["strategy"]: r["imbalance_max_over_mean"]
         for r in simulated
