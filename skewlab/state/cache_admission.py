@@ -155,19 +155,12 @@ class WTinyLfu:
         if len(self.probation) + len(self.protected) < self.probation_size + self.protected_size:
             self.probation[candidate] = None
             return
-        if not self.probation:  # a main cache of protected entries only: compare with its LRU
-            victim = next(iter(self.protected))
-            if self.sketch.estimate(candidate) > self.sketch.estimate(victim):
-                del self.protected[victim]
-                self.protected[candidate] = None
-                self.admitted += 1
-            else:
-                self.rejected += 1
-            return
-        victim = next(iter(self.probation))
+        # the victim: probation's least recently used, or protected's when probation is empty
+        segment = self.probation or self.protected
+        victim = next(iter(segment))
         if self.sketch.estimate(candidate) > self.sketch.estimate(victim):
-            del self.probation[victim]
-            self.probation[candidate] = None
+            del segment[victim]
+            segment[candidate] = None
             self.admitted += 1
         else:
             self.rejected += 1

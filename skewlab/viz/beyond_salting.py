@@ -104,31 +104,45 @@ def _points(summary: dict[str, Any]) -> list[str]:
     return [f"{e['workload']}, p={e['parallelism']}" for e in summary["by_workload"]]
 
 
+def _bars_by_side(result, measure: str, title: str, yaxis_title: str) -> go.Figure:
+    """Per side and workload, the median of ``measure`` (a min / median / max spread of the
+    runs) as a bar, min..max as its error bar."""
+    summary = _summary(result)
+    fig = go.Figure()
+    for side in SIDES:
+        spreads = [e[side][measure] for e in summary["by_workload"]]
+        fig.add_bar(
+            name=LABELS[side],
+            x=_points(summary),
+            y=[s["median"] for s in spreads],
+            marker_color=COLORS[side],
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [s["max"] - s["median"] for s in spreads],
+                "arrayminus": [s["median"] - s["min"] for s in spreads],
+            },
+        )
+    fig.update_layout(template=TEMPLATE, title=title, yaxis_title=yaxis_title, barmode="group")
+    return fig
+
+
 def imbalance_figure(result) -> go.Figure:
-    """The routed stage's busiest subtask over the mean (median of runs), per side and workload
-    (1 is perfect balance).
+    """The routed stage's busiest subtask over the mean (median of runs, min..max), per side
+    and workload (1 is perfect balance).
 
     Example::
 
         >>> len(imbalance_figure({"by_workload": []}).data)
         5
     """
-    summary = _summary(result)
-    fig = go.Figure()
-    for side in SIDES:
-        fig.add_bar(
-            name=LABELS[side],
-            x=_points(summary),
-            y=[e[side]["imbalance_max_over_mean"]["median"] for e in summary["by_workload"]],
-            marker_color=COLORS[side],
-        )
-    fig.add_hline(y=1, line_dash="dot", line_color=COLORS["parity"])
-    fig.update_layout(
-        template=TEMPLATE,
-        title="Busiest subtask over the mean, measured (1 = perfectly balanced)",
-        yaxis_title="max / mean records per subtask",
-        barmode="group",
+    fig = _bars_by_side(
+        result,
+        "imbalance_max_over_mean",
+        "Busiest subtask over the mean, measured (1 = perfectly balanced)",
+        "max / mean records per subtask",
     )
+    fig.add_hline(y=1, line_dash="dot", line_color=COLORS["parity"])
     return fig
 
 
@@ -140,30 +154,12 @@ def throughput_figure(result) -> go.Figure:
         >>> len(throughput_figure({"by_workload": []}).data)
         5
     """
-    summary = _summary(result)
-    fig = go.Figure()
-    for side in SIDES:
-        spreads = [e[side]["throughput"] for e in summary["by_workload"]]
-        medians = [s["median"] for s in spreads]
-        fig.add_bar(
-            name=LABELS[side],
-            x=_points(summary),
-            y=medians,
-            marker_color=COLORS[side],
-            error_y={
-                "type": "data",
-                "symmetric": False,
-                "array": [s["max"] - s["median"] for s in spreads],
-                "arrayminus": [s["median"] - s["min"] for s in spreads],
-            },
-        )
-    fig.update_layout(
-        template=TEMPLATE,
-        title="Job throughput, net of start-up (median, min..max)",
-        yaxis_title="records / s",
-        barmode="group",
+    return _bars_by_side(
+        result,
+        "throughput",
+        "Job throughput, net of start-up (median, min..max)",
+        "records / s",
     )
-    return fig
 
 
 def simulated_figure(result) -> go.Figure:
