@@ -67,8 +67,8 @@ def strategy_fields(cls: type[StrategyParameters]) -> list[dataclasses.Field]:
     Example::
 
         >>> from skewlab.strategies import Buffered
-        >>> [f.name for f in strategy_fields(Buffered)]
-        ['backend', 'cache_entries', 'trigger_interval_ms', 'max_count', 'buffer', 'precision']
+        >>> [f.name for f in strategy_fields(Buffered)][:4]
+        ['backend', 'cache_entries', 'cache_policy', 'trigger_interval_ms']
     """
     common = {f.name for f in dataclasses.fields(StrategyParameters)}
     every = dataclasses.fields(cls)
@@ -93,7 +93,7 @@ def strategy_options(cls: type[StrategyParameters]) -> list[str]:
 
         >>> from skewlab.strategies import Naive, Sorted
         >>> strategy_options(Naive), strategy_options(Sorted)
-        (['--backend', '--cache-entries', '--precision'], ['--precision'])
+        (['--backend', '--cache-entries', '--cache-policy', '--precision'], ['--precision'])
     """
     return [option_flag(f.name) for f in strategy_fields(cls)]
 

@@ -296,6 +296,14 @@ CHAPTERS: tuple[Chapter, ...] = (
                         "evicted entries per RocksDB write batch of the batched write-back "
                         "(default 128; FLIP-325's LRU beside it writes one at a time)",
                     ),
+                    Option(
+                        "--cache-policy",
+                        "cache_policy",
+                        str,
+                        "lru (default): the seed's part only; tinylfu: then LRU against "
+                        "W-TinyLFU's admission on FLIP-325's keys and Zipf streams, OPT beside",
+                        choices=("lru", "tinylfu"),
+                    ),
                 ),
                 sizes={
                     "tiny": {
@@ -304,6 +312,8 @@ CHAPTERS: tuple[Chapter, ...] = (
                         "sweep_n": 10_000,
                         "sweep_sizes": (250, 500, 1000),
                         "costs_n": 20_000,
+                        "policy_n": 20_000,
+                        "policy_keys": 2_000,
                     },
                     # the direction of each lesson in a two-minute report (one round of
                     # 200,000: hit ratio 99.5% at 1,000 entries); the size is the reference's
@@ -313,13 +323,19 @@ CHAPTERS: tuple[Chapter, ...] = (
                         "sweep_n": 50_000,
                         "sweep_sizes": (250, 500, 750, 1000, 1500),
                         "costs_n": 100_000,
+                        "policy_n": 200_000,
+                        "policy_keys": 100_000,
                     },
+                    # the policy part (--cache-policy tinylfu) at the issue's simulation's
+                    # size: 1,000,000 requests over 100,000 keys
                     "full": {
                         "n": 20_000_000,
                         "runs": 3,
                         "sweep_n": 2_000_000,
                         "sweep_sizes": _CACHE_SWEEP,
                         "costs_n": 2_000_000,
+                        "policy_n": 1_000_000,
+                        "policy_keys": 100_000,
                     },
                 },
             ),

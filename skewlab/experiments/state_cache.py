@@ -55,11 +55,13 @@ from collections.abc import Sequence
 from skewlab.aggregates.count import count_digest
 from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
+from skewlab.experiments.cache_policy import TRACES, run_policies, summarize_policies
 from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.results import BenchResult, spread
 from skewlab.inputs.wordcount import flip325_input, flip325_key
+from skewlab.state.lru_cache import CACHE_POLICIES
 from skewlab.strategies.count import run_count
-from skewlab.validation import check_number, check_whole
+from skewlab.validation import check_choice, check_number, check_whole
 
 EXPERIMENT = "state_cache"
 SEED_SIZES = (250, 500, 1000)
@@ -105,6 +107,7 @@ def run_experiment(
     parallelism: int | None = None,
     checkpoint_interval_ms: float = CHECKPOINT_INTERVAL_MS,
     write_batch: int = DEFAULT_WRITE_BATCH,
+    cache_policy: str = "lru",
     progress: bool = True,
     spark=None,
 ) -> BenchResult:
@@ -112,6 +115,8 @@ def run_experiment(
 
     Sizes come from the chapter registry (:mod:`skewlab.experiments.chapters`) unless given;
     ``sweep_sizes=()`` skips the sweep, ``costs_n=0`` the 0%-hit breakdown.
+    ``cache_policy="tinylfu"`` adds the policy part (:mod:`skewlab.experiments.cache_policy`):
+    LRU against W-TinyLFU on FLIP-325's keys and on Zipf streams, OPT beside.
     """
     from tqdm.auto import tqdm
 
@@ -130,6 +135,8 @@ def run_experiment(
     sweep_sizes = settings["sweep_sizes"] if sweep_sizes is None else sweep_sizes
     sweep = _check_sizes(sweep_sizes, "sweep sizes") if sweep_sizes else ()
     write_batch = check_whole("write batch (evictions per write-back)", write_batch, 2)
+    check_choice("cache policy (--cache-policy)", cache_policy, CACHE_POLICIES)
+    policy_n = check_whole("policy N (records per trace)", settings["policy_n"], 1)
     check_number("checkpoint interval (ms)", checkpoint_interval_ms, above=0)
     parallelism = 1 if parallelism is None else parallelism  # the seed's job: parallelism 1
 
@@ -140,6 +147,8 @@ def run_experiment(
     rows: list[dict] = []
     plan = [("rocksdb", None)] + [(side, s) for s in sizes for side in ("lru", "lru_batched")]
     total = len(SIDES) + runs * len(plan) + (len(sweep) + 1 if sweep else 0)
+    if cache_policy != "lru":
+        total += runs * len(TRACES) * (1 + len(CACHE_POLICIES) * len(sizes))
     bar = tqdm(total=total, desc=EXPERIMENT, disable=not progress)
 
     def count(records: int, side: str, cache: int | None):
@@ -171,8 +180,23 @@ def run_experiment(
     if sweep:
         for side, cache in [("rocksdb", None)] + [("lru", s) for s in sweep]:
             measure(sweep_n, side, cache, 0, "sweep")
+    if cache_policy != "lru":
+        rows += run_policies(
+            spark,
+            n=policy_n,
+            n_keys=settings["policy_keys"],
+            sizes=sizes,
+            runs=runs,
+            parallelism=parallelism,
+            checkpoint_interval_ms=checkpoint_interval_ms,
+            bar=bar,
+        )
     bar.close()
     summary = summarize(rows)
+    summary["cache_policy"] = cache_policy
+    if cache_policy != "lru":
+        summary.update(summarize_policies(rows))
+        summary.update(policy_n=policy_n, policy_keys=settings["policy_keys"])
     summary["write_batch"] = write_batch
     if costs_n:
         summary["zero_hit_costs"] = zero_hit_costs(

@@ -9,14 +9,17 @@ over a key trace (hits counted, no state touched).
   20 % probation, 80 % protected), admitted only if its estimated frequency beats that of the
   main cache's victim. Frequencies come from a count-min sketch of 4-bit counters (4 rows,
   Caffeine's :class:`FrequencySketch`), halved every ``10 x capacity`` accesses so that old
-  popularity fades.
+  popularity fades. The same policy runs in real jobs as the ``tinylfu`` cache policy
+  (:class:`~skewlab.state.value_state.WriteBackTinyLfu`, compiled, same sketch and hashes: a
+  replay of a run's access trace gives the run's own hits).
 * **OPT** (Belady's MIN): on a miss with a full cache, evict the key used furthest in the
   future -- the offline ceiling no online policy beats (it needs the whole trace).
 
-The count-min sketch is skewlab's own, in Python: DataSketches' ``count_min_sketch`` has no
-way to halve its counters (TinyLFU's aging), and here only hit ratios are replayed, so its cost
-per access decides nothing. Keys hash stably (``blake2b``), so a replay gives the same hits in
-every process.
+The count-min sketch is skewlab's own: DataSketches' ``count_min_sketch`` has no way to halve
+its counters (TinyLFU's aging), and in a real job the sketch is touched on every state access,
+so its cost per access would decide the result -- the compiled cache has it in C (4 rows of
+one-byte counters, each row at least as wide as the cache). Keys hash as ``hash(key)`` (see
+:data:`M64`).
 
 Example::
 
@@ -27,25 +30,47 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 
 from skewlab.validation import check_choice, check_whole
 
-__all__ = ["POLICIES", "FrequencySketch", "WTinyLfu", "hits", "lru_hits", "opt_hits"]
+__all__ = [
+    "M64",
+    "POLICIES",
+    "FrequencySketch",
+    "WTinyLfu",
+    "hits",
+    "lru_hits",
+    "opt_hits",
+    "segment_sizes",
+]
 
 #: The policies, in the order they are shown.
 POLICIES = ("lru", "tinylfu", "opt")
 
 
-def _hash64(key: Hashable) -> int:
-    if isinstance(key, int) and not isinstance(key, bool):
-        data = key.to_bytes(16, "little", signed=True)
-    else:
-        data = str(key).encode()
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+#: Keys are hashed as ``hash(key)`` taken as an unsigned 64-bit integer -- what the compiled
+#: write-back cache computes too, so a replay and a real run give the same hits (ints hash to
+#: themselves, in every process; a str's hash is per process unless ``PYTHONHASHSEED`` is set).
+M64 = (1 << 64) - 1
+
+
+def segment_sizes(capacity: int, window_share: float = 0.01) -> tuple[int, int, int]:
+    """W-TinyLFU's ``(window, probation, protected)`` entries for ``capacity`` entries: the
+    window ``window_share`` of them (at least 1), the rest the main cache, 80 % protected.
+
+    Example::
+
+        >>> segment_sizes(1000), segment_sizes(1)
+        ((10, 198, 792), (1, 0, 0))
+    """
+    check_whole("capacity", capacity, 1)
+    window = max(1, round(capacity * window_share))
+    main = max(0, capacity - window)
+    protected = int(main * 0.8)
+    return window, main - protected, protected
 
 
 class FrequencySketch:
@@ -64,20 +89,23 @@ class FrequencySketch:
 
     ROWS = 4
     MAX = 15
-    _SEEDS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
+    #: one odd multiplier per row: a row's counter is the top ``log2(width)`` bits of
+    #: ``hash(key) x seed`` (mod 2**64), multiplicative hashing as the compiled cache does it
+    SEEDS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
 
     def __init__(self, capacity: int) -> None:
         check_whole("capacity", capacity, 1)
-        self.width = 1 << max(4, (capacity - 1).bit_length())
-        self.mask = self.width - 1
+        self.bits = max(4, (capacity - 1).bit_length())
+        self.width = 1 << self.bits
         self.table = [[0] * self.width for _ in range(self.ROWS)]
         self.sample_size = 10 * capacity
         self.additions = 0
         self.resets = 0
 
     def _slots(self, key: Hashable) -> list[int]:
-        h = _hash64(key)
-        return [((h * seed) >> 32 ^ h) & self.mask for seed in self._SEEDS]
+        h = hash(key) & M64
+        shift = 64 - self.bits
+        return [((h * seed) & M64) >> shift for seed in self.SEEDS]
 
     def estimate(self, key: Hashable) -> int:
         """The key's estimated frequency (never below its true count since the last reset)."""
@@ -116,10 +144,9 @@ class WTinyLfu:
     def __init__(self, capacity: int, window_share: float = 0.01) -> None:
         check_whole("capacity", capacity, 1)
         self.capacity = capacity
-        self.window_size = max(1, round(capacity * window_share))
-        main = max(0, capacity - self.window_size)
-        self.protected_size = int(main * 0.8)
-        self.probation_size = main - self.protected_size
+        self.window_size, self.probation_size, self.protected_size = segment_sizes(
+            capacity, window_share
+        )
         self.window: OrderedDict[Hashable, None] = OrderedDict()
         self.probation: OrderedDict[Hashable, None] = OrderedDict()
         self.protected: OrderedDict[Hashable, None] = OrderedDict()
@@ -154,6 +181,9 @@ class WTinyLfu:
     def _admit(self, candidate: Hashable) -> None:
         if len(self.probation) + len(self.protected) < self.probation_size + self.protected_size:
             self.probation[candidate] = None
+            return
+        if not (self.probation or self.protected):  # no main cache (1 entry): nothing to win
+            self.rejected += 1
             return
         # the victim: probation's least recently used, or protected's when probation is empty
         segment = self.probation or self.protected

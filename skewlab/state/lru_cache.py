@@ -20,6 +20,12 @@ costs what a hash-map access costs, as in Flink). It wraps another
   clean, then checkpoints the storage (RocksDB: its own checkpoint);
 * ``delete`` -- removes the key from the cache and from the storage.
 
+``policy="tinylfu"`` replaces the LRU with W-TinyLFU's admission
+(:class:`~skewlab.state.value_state.WriteBackTinyLfu`, compiled too): a missed key waits in a
+small window, then enters the main cache only if a count-min sketch of every lookup says it is
+more frequent than the entry it would evict -- a scan of cold keys no longer flushes the hot
+ones. Write-back, checkpoints and counters are the LRU's; only ``write_batch=1``.
+
 ``max_entries=0`` means no cache: every call goes straight to the storage (and every ``get``
 counts as a miss). In :attr:`stats`, ``reads`` / ``writes`` / ``deletes`` and the byte counters
 are the storage's (what reached it), ``cache_hits`` / ``cache_misses`` count ``get`` lookups,
@@ -46,11 +52,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from skewlab.errors import SkewlabInputError
 from skewlab.state.api import Key, KeyedStateBackend, StateAccessStats
-from skewlab.state.value_state import CallbackValueState, ValueStateCore, WriteBackLru
-from skewlab.validation import check_whole
+from skewlab.state.value_state import (
+    CallbackValueState,
+    ValueStateCore,
+    WriteBackLru,
+    WriteBackTinyLfu,
+)
+from skewlab.validation import check_choice, check_whole
 
-__all__ = ["DEFAULT_MAX_ENTRIES", "LruCachedKeyedStateBackend"]
+__all__ = ["CACHE_POLICIES", "DEFAULT_MAX_ENTRIES", "LruCachedKeyedStateBackend"]
+
+#: Which entries the cache keeps: ``lru`` (FLIP-325: every missed key, the least recently used
+#: evicted) or ``tinylfu`` (W-TinyLFU: a missed key admitted only if the sketch finds it more
+#: frequent than the victim).
+CACHE_POLICIES = ("lru", "tinylfu")
+_CORES = {"lru": WriteBackLru, "tinylfu": WriteBackTinyLfu}
 
 #: Cache size when none is given: the one default of every cache in skewlab (the ``cached``
 #: backend, the ``cached`` strategy, ``--backend cached``, the count jobs). It is the largest of
@@ -60,7 +78,8 @@ DEFAULT_MAX_ENTRIES = 1_000
 
 
 class LruCachedKeyedStateBackend(KeyedStateBackend):
-    """A write-back LRU cache of objects (``max_entries`` of them) over ``storage`` (FLIP-325).
+    """A write-back LRU cache of objects (``max_entries`` of them) over ``storage`` (FLIP-325);
+    ``policy="tinylfu"`` admits by W-TinyLFU instead (see the module doc).
 
     The wrapper owns ``storage``: closing the wrapper closes it.
 
@@ -84,13 +103,20 @@ class LruCachedKeyedStateBackend(KeyedStateBackend):
         storage: KeyedStateBackend,
         max_entries: int = DEFAULT_MAX_ENTRIES,
         write_batch: int = 1,
+        policy: str = "lru",
     ) -> None:
         self.max_entries = check_whole("max_entries (0 disables the cache)", max_entries, 0)
         self.write_batch = check_whole("write_batch (evictions per write-back)", write_batch, 1)
+        self.policy = check_choice("cache policy (--cache-policy)", policy, CACHE_POLICIES)
+        if self.policy != "lru" and self.write_batch > 1:
+            raise SkewlabInputError(
+                f"write_batch={write_batch} batches an LRU's write-backs; the {policy} cache "
+                "policy writes evicted entries back one at a time (write_batch 1)"
+            )
         # the cache itself counts no per-key accesses: the storage's are the ones that matter
         super().__init__(key_group_range=storage.key_group_range, track_keys=False)
         self.storage = storage
-        self._lru: WriteBackLru | None = None
+        self._lru: WriteBackLru | WriteBackTinyLfu | None = None
 
     @property
     def on_disk(self) -> bool:  # type: ignore[override]
@@ -102,7 +128,7 @@ class LruCachedKeyedStateBackend(KeyedStateBackend):
         if self.max_entries == 0:
             self._lru = None
             return CallbackValueState(self._miss_get, storage.put, storage.delete)
-        self._lru = WriteBackLru(
+        self._lru = _CORES[self.policy](
             self.max_entries, storage.get, storage.put, self.storage.put_all, self.write_batch
         )
         return self._lru
@@ -119,7 +145,7 @@ class LruCachedKeyedStateBackend(KeyedStateBackend):
             lru.delete(key_group, key)
         self.storage.delete(key_group, key)
 
-    def _cache(self) -> WriteBackLru | None:
+    def _cache(self) -> WriteBackLru | WriteBackTinyLfu | None:
         self.value_state()  # made on first use
         return self._lru
 
@@ -204,5 +230,5 @@ class LruCachedKeyedStateBackend(KeyedStateBackend):
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(max_entries={self.max_entries}, "
-            f"write_batch={self.write_batch}, storage={self.storage!r})"
+            f"write_batch={self.write_batch}, policy={self.policy!r}, storage={self.storage!r})"
         )

@@ -14,7 +14,8 @@ that travels with an operator to every subtask; there it creates one
 ==============  ===================================================================
 
 ``max_entries`` puts FLIP-325's LRU (:mod:`skewlab.state.lru_cache`) in front of *any* of them;
-``cached`` is ``rocksdb`` with it (``DEFAULT_MAX_ENTRIES`` unless given).
+``cached`` is ``rocksdb`` with it (``DEFAULT_MAX_ENTRIES`` unless given); ``cache_policy="tinylfu"``
+makes that cache admit by W-TinyLFU instead of LRU.
 
 Example::
 
@@ -37,10 +38,14 @@ from skewlab.errors import SkewlabInputError
 from skewlab.state.api import KeyedStateBackend, Serializer
 from skewlab.state.heap import HeapKeyedStateBackend
 from skewlab.state.key_groups import KeyGroupRange
-from skewlab.state.lru_cache import DEFAULT_MAX_ENTRIES, LruCachedKeyedStateBackend
+from skewlab.state.lru_cache import (
+    CACHE_POLICIES,
+    DEFAULT_MAX_ENTRIES,
+    LruCachedKeyedStateBackend,
+)
 from skewlab.state.rocksdb import RocksDBKeyedStateBackend
 from skewlab.state.single_key import SingleKeyStateBackend
-from skewlab.validation import check_whole
+from skewlab.validation import check_choice, check_whole
 
 __all__ = ["BACKENDS", "StateBackend", "create_backend"]
 
@@ -69,6 +74,9 @@ class StateBackend:
             write batch (``1``: one at a time, as FLIP-325; only with a cache).
         serializer: how ``rocksdb`` / ``cached`` store values (default: pickle).
         local_dir: where RocksDB's files go (default: Spark's first local dir).
+        cache_policy: which entries the cache keeps, one of
+            :data:`~skewlab.state.lru_cache.CACHE_POLICIES` (``lru``: FLIP-325's; ``tinylfu``:
+            W-TinyLFU's admission; only with a cache and ``write_batch=1``).
 
     Example::
 
@@ -85,6 +93,7 @@ class StateBackend:
     serializer: Serializer | None = None
     local_dir: str | os.PathLike[str] | None = None
     write_batch: int = 1
+    cache_policy: str = "lru"
 
     def __post_init__(self) -> None:
         name = self.name.strip().lower().replace("-", "_") if isinstance(self.name, str) else None
@@ -101,6 +110,18 @@ class StateBackend:
                 f"write_batch={self.write_batch} batches a cache's write-backs: give the "
                 f"backend a cache (max_entries, or the 'cached' backend), not {name!r} alone"
             )
+        check_choice("cache policy (--cache-policy)", self.cache_policy, CACHE_POLICIES)
+        if self.cache_policy != "lru":
+            if self.cache_entries is None:
+                raise SkewlabInputError(
+                    f"cache policy {self.cache_policy!r} chooses a cache's entries: give the "
+                    f"backend a cache (max_entries, or the 'cached' backend), not {name!r} alone"
+                )
+            if self.write_batch > 1:
+                raise SkewlabInputError(
+                    f"write_batch={self.write_batch} batches an LRU's write-backs; the "
+                    f"{self.cache_policy} cache policy writes evicted entries back one at a time"
+                )
         for option in ("serializer", "local_dir"):
             if getattr(self, option) is not None and name not in _SERIALISING:
                 what = "serializer" if option == "serializer" else "local directory"
@@ -134,7 +155,9 @@ class StateBackend:
         storage = _STORAGE[self.name](**options)
         if self.cache_entries is None:
             return storage
-        return LruCachedKeyedStateBackend(storage, self.cache_entries, self.write_batch)
+        return LruCachedKeyedStateBackend(
+            storage, self.cache_entries, self.write_batch, self.cache_policy
+        )
 
 
 def create_backend(
@@ -146,6 +169,7 @@ def create_backend(
     key_group_range: KeyGroupRange | None = None,
     track_keys: bool = False,
     write_batch: int = 1,
+    cache_policy: str = "lru",
 ) -> KeyedStateBackend:
     """``StateBackend(name, ...).create_keyed_state_backend(key_group_range, ...)`` in one call.
 
@@ -160,5 +184,7 @@ def create_backend(
         ...
         skewlab.errors.SkewlabInputError: unknown state backend 'mapdb'; choose one of: heap, rocksdb, cached, single_key
     """  # noqa: E501
-    state_backend = StateBackend(name, max_entries, serializer, local_dir, write_batch)
+    state_backend = StateBackend(
+        name, max_entries, serializer, local_dir, write_batch, cache_policy=cache_policy
+    )
     return state_backend.create_keyed_state_backend(key_group_range, track_keys=track_keys)

@@ -12,6 +12,7 @@ benchmark result records it.
 :class:`HeapValueState`    ``{key_group: {key: value}}`` (HashMapStateBackend)
 :class:`SingleKeyValueState`  only the current key's value (FLIP-140), keys in order
 :class:`WriteBackLru`      FLIP-325's write-back LRU cache of objects over a store
+:class:`WriteBackTinyLfu`  the same write-back cache with W-TinyLFU's admission
 :class:`CallbackValueState`  any backend's Python ``get`` / ``put`` / ``delete`` (RocksDB)
 =========================  ================================================================
 
@@ -37,6 +38,7 @@ __all__ = [
     "SingleKeyValueState",
     "ValueStateCore",
     "WriteBackLru",
+    "WriteBackTinyLfu",
 ]
 
 #: Set to ``1`` to use the pure-Python cores even where the compiled ones are built.
@@ -98,3 +100,4 @@ CallbackValueState = _cores.CallbackValueState
 HeapValueState = _cores.HeapValueState
 SingleKeyValueState = _cores.SingleKeyValueState
 WriteBackLru = _cores.WriteBackLru
+WriteBackTinyLfu = _cores.WriteBackTinyLfu

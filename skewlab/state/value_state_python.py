@@ -28,6 +28,7 @@ __all__ = [
     "SingleKeyValueState",
     "ValueStateCore",
     "WriteBackLru",
+    "WriteBackTinyLfu",
 ]
 
 
@@ -299,3 +300,167 @@ class WriteBackLru(ValueStateCore):
 
     def __contains__(self, key: Any) -> bool:
         return key in self._entries
+
+
+_WINDOW, _PROBATION, _PROTECTED = 0, 1, 2
+
+
+class WriteBackTinyLfu(ValueStateCore):
+    """A write-back cache of objects (at most ``max_entries``) over a store with W-TinyLFU's
+    admission: the policy of :class:`skewlab.state.cache_admission.WTinyLfu` (its sketch, its
+    segments) holding values, dirty flags written back on eviction (see the compiled twin's
+    doc).
+
+    Example::
+
+        >>> store = {}
+        >>> cache = WriteBackTinyLfu(2, lambda g, k: store.get(k), lambda g, k, v: store.update({k: v}))
+        >>> for key in [1, 1, 1, 2, 3, 1]:            # a count per key
+        ...     cache.put(0, key, (cache.get(0, key) or 0) + 1)
+        >>> cache.hits, cache.misses, cache.rejected, store, sorted(cache.dirty_entries())
+        (3, 3, 1, {2: 1}, [(0, 1, 4), (0, 3, 1)])
+    """  # noqa: E501
+
+    def __init__(self, max_entries: int, load, store, store_many=None, write_batch: int = 1):
+        from skewlab.state.cache_admission import FrequencySketch, segment_sizes
+
+        if max_entries < 1:
+            raise SkewlabInputError(f"a TinyLFU cache needs max_entries >= 1, got {max_entries}")
+        if write_batch != 1:
+            raise SkewlabInputError(
+                f"the tinylfu cache policy writes evicted entries back one at a time: "
+                f"write_batch must be 1, got {write_batch}"
+            )
+        self.max_entries = max_entries
+        self.write_batch = 1
+        self.window_size, self.probation_size, self.protected_size = segment_sizes(max_entries)
+        self.hits = self.misses = self.evictions = self.admitted = self.rejected = 0
+        # per segment: key -> [key_group, value, dirty], oldest first
+        self._segments: tuple[OrderedDict[Any, list], ...] = tuple(OrderedDict() for _ in range(3))
+        self._where: dict[Any, int] = {}  # key -> its segment
+        self._sketch = FrequencySketch(max_entries)
+        self._load = load
+        self._store = store
+
+    @property
+    def sketch_resets(self) -> int:
+        return self._sketch.resets
+
+    def estimate(self, key: Any) -> int:
+        """The sketch's estimated frequency of ``key``."""
+        return self._sketch.estimate(key)
+
+    def _evict(self, segment: int, key: Any) -> None:
+        group, value, dirty = self._segments[segment][key]
+        if dirty:  # written back first: if the store fails, the cache is unchanged
+            self._store(group, key, value)
+        del self._segments[segment][key]
+        del self._where[key]
+        self.evictions += 1
+
+    def _move(self, key: Any, source: int, target: int) -> None:
+        self._segments[target][key] = self._segments[source].pop(key)
+        self._where[key] = target
+
+    def _admit(self, candidate: Any) -> None:
+        window, probation, protected = self._segments
+        if len(probation) + len(protected) < self.probation_size + self.protected_size:
+            self._move(candidate, _WINDOW, _PROBATION)
+            return
+        if not (probation or protected):  # no main cache (1 entry): nothing to win
+            self.rejected += 1
+            self._evict(_WINDOW, candidate)
+            return
+        segment = _PROBATION if probation else _PROTECTED
+        victim = next(iter(self._segments[segment]))
+        if self._sketch.estimate(candidate) > self._sketch.estimate(victim):
+            self._evict(segment, victim)
+            self._move(candidate, _WINDOW, segment)
+            self.admitted += 1
+        else:
+            self.rejected += 1
+            self._evict(_WINDOW, candidate)
+
+    def _insert(self, key_group: Any, key: Any, value: Any, dirty: bool) -> None:
+        window = self._segments[_WINDOW]
+        window[key] = [key_group, value, dirty]
+        self._where[key] = _WINDOW
+        if len(window) > self.window_size:
+            self._admit(next(iter(window)))
+
+    def get(self, key_group: Any, key: Any) -> Any:
+        self._sketch.increment(key)
+        segment = self._where.get(key)
+        if segment is not None:
+            self.hits += 1
+            entries = self._segments[segment]
+            value = entries[key][1]
+            if segment == _PROBATION:  # a second hit: protected, whose oldest may go back
+                self._move(key, _PROBATION, _PROTECTED)
+                protected = self._segments[_PROTECTED]
+                if len(protected) > self.protected_size:
+                    self._move(next(iter(protected)), _PROTECTED, _PROBATION)
+            else:
+                entries.move_to_end(key)
+            return value
+        self.misses += 1
+        value = self._load(key_group, key)
+        self._insert(key_group, key, value, False)
+        return value
+
+    def put(self, key_group: Any, key: Any, value: Any) -> None:
+        segment = self._where.get(key)
+        if segment is None:
+            self._insert(key_group, key, value, True)
+            return
+        entry = self._segments[segment][key]
+        entry[1], entry[2] = value, True
+
+    def delete(self, key_group: Any, key: Any) -> None:
+        """Drop ``key`` from the cache (the store is the caller's to delete from)."""
+        segment = self._where.pop(key, None)
+        if segment is not None:
+            del self._segments[segment][key]
+
+    def dirty_entries(self, mark_clean: bool = False) -> list[tuple[Any, Any, Any]]:
+        """``[(key_group, key, value)]`` of the entries not yet written back (window, then
+        probation, then protected; oldest first in each); ``mark_clean=True`` marks them
+        clean."""
+        out = []
+        for entries in self._segments:
+            for key, entry in entries.items():
+                if entry[2]:
+                    out.append((entry[0], key, entry[1]))
+                    if mark_clean:
+                        entry[2] = False
+        return out
+
+    @property
+    def dirty_count(self) -> int:
+        """Number of entries not yet written back."""
+        return sum(1 for entries in self._segments for e in entries.values() if e[2])
+
+    @property
+    def pending_count(self) -> int:
+        """Always 0: this cache writes evicted entries back at once (no write buffer)."""
+        return 0
+
+    @property
+    def segments(self) -> tuple[int, int, int]:
+        """Entries in ``(window, probation, protected)``."""
+        return tuple(len(entries) for entries in self._segments)  # type: ignore[return-value]
+
+    def clear(self) -> None:
+        """Drop every entry, dirty or not, and the sketch's counts (as a failure would)."""
+        from skewlab.state.cache_admission import FrequencySketch
+
+        for entries in self._segments:
+            entries.clear()
+        self._where.clear()
+        self._sketch = FrequencySketch(self.max_entries)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._where

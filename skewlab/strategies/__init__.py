@@ -95,8 +95,8 @@ def strategy_parameters(strategy: str | StrategyParameters, **options: Any) -> S
 
     Example::
 
-        >>> strategy_parameters("buffered", max_count=10)
-        Buffered(precision=10, backend='rocksdb', cache_entries=1000, trigger_interval_ms=100.0, max_count=10, buffer='vectorized')
+        >>> strategy_parameters("buffered", max_count=10).max_count
+        10
         >>> strategy_parameters("fastest")
         Traceback (most recent call last):
         ...

@@ -47,7 +47,7 @@ from skewlab.errors import SkewlabInputError
 from skewlab.inputs.wordcount import KEY_TYPES, SEQ, WORD
 from skewlab.operators.count import EMITS, SINKS, KeyedCount, SortedCount, SortGroupCount
 from skewlab.state.api import PickleSerializer
-from skewlab.state.lru_cache import DEFAULT_MAX_ENTRIES
+from skewlab.state.lru_cache import CACHE_POLICIES, DEFAULT_MAX_ENTRIES
 from skewlab.state.state_backend import StateBackend
 from skewlab.validation import check_choice, check_number, check_whole
 
@@ -148,6 +148,7 @@ class CountJob:
     strategy: str
     cache_entries: int = DEFAULT_MAX_ENTRIES
     write_batch: int = 1
+    cache_policy: str = "lru"
     emit: str = "end"
     checkpoint_interval_ms: float | None = None
     sink: str = "collect"
@@ -165,6 +166,12 @@ class CountJob:
             raise SkewlabInputError(
                 f"write batch {self.write_batch} batches a cache's write-backs: only the "
                 f"{', '.join(map(repr, cached))} strategy has one, not {self.strategy!r}"
+            )
+        check_choice("cache policy (--cache-policy)", self.cache_policy, CACHE_POLICIES)
+        if self.cache_policy != "lru" and not self.kind.has_cache:
+            raise SkewlabInputError(
+                f"cache policy {self.cache_policy!r} chooses a cache's entries: only the "
+                f"cached count strategy has a cache, not {self.strategy!r}"
             )
         if self.input_order is not None:
             check_choice("input order", self.input_order, INPUT_ORDERS)
@@ -195,6 +202,7 @@ class CountJob:
                 kind.backend,
                 max_entries=cache,
                 write_batch=self.write_batch if cache else 1,
+                cache_policy=self.cache_policy,
             ),
             emit=self.emit,
             checkpoint_interval_ms=self.checkpoint_interval_ms,
@@ -226,6 +234,7 @@ class CountRun:
     operator_cpu_seconds: float | None = None
     counts: dict[Any, int] | None = None
     cache_entries: int | None = None
+    cache_policy: str | None = None
     state_reads: int | None = None
     state_writes: int | None = None
     cache_hits: int | None = None
@@ -267,8 +276,10 @@ class CountRun:
             "key_type": self.key_type,
             "parallelism": self.parallelism,
             "records": self.records,
+            "rejected": self.rejected,
             "keys": self.keys,
             "cache_entries": self.cache_entries,
+            "cache_policy": self.cache_policy,
             "hit_ratio": self.hit_ratio,
             "state_cache_hit_ratio": hit_ratio_gauge(self.hit_ratio_per_interval),
             "wall_seconds": self.wall_seconds,
@@ -317,6 +328,7 @@ def run_count(
     key_type: str | None = None,
     cache_entries: int = DEFAULT_MAX_ENTRIES,
     write_batch: int = 1,
+    cache_policy: str = "lru",
     emit: str = "end",
     checkpoint_interval_ms: float | None = None,
     sink: str = "collect",
@@ -330,7 +342,8 @@ def run_count(
     strategies and ``key`` for ``sort_group`` / ``sorted``; a sorted strategy run in
     ``arrival`` order fails with :class:`~skewlab.errors.UnsortedInputError` (Spark wraps it).
     ``write_batch`` (``cached`` only) writes the cache's evicted dirty entries back that many
-    at a time, in one RocksDB write batch (1: one at a time, as FLIP-325).
+    at a time, in one RocksDB write batch (1: one at a time, as FLIP-325); ``cache_policy``
+    (``cached`` only) is ``lru`` (FLIP-325) or ``tinylfu`` (W-TinyLFU's admission).
     ``trace_memory`` traces each subtask's Python allocations for ``peak_memory_bytes``
     (:mod:`skewlab.engine.memory`); it slows the run, so a timed run leaves it off.
     Bad parameters raise :class:`~skewlab.errors.SkewlabInputError` before Spark starts work.
@@ -344,6 +357,7 @@ def run_count(
         strategy=strategy,
         cache_entries=cache_entries,
         write_batch=write_batch,
+        cache_policy=cache_policy,
         emit=emit,
         checkpoint_interval_ms=checkpoint_interval_ms,
         sink=sink,
@@ -426,6 +440,7 @@ def _fold_count(count: CountJob, key_type: str, job: JobConfig, out: StageOutput
         digest=digest,
         counts=counts,
         cache_entries=count.cache_entries if cached else None,
+        cache_policy=count.cache_policy if cached else None,
         state_reads=total("reads") if stateful else None,
         state_writes=total("writes") if stateful else None,
         cache_hits=total("cache_hits") if cached else None,

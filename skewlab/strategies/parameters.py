@@ -42,7 +42,8 @@ from skewlab.aggregates.hll import DEFAULT_PRECISION
 from skewlab.aggregates.stats_state import StatsSerializer
 from skewlab.engine.config import JobConfig
 from skewlab.engine.metrics import RunResult
-from skewlab.state.lru_cache import DEFAULT_MAX_ENTRIES
+from skewlab.errors import SkewlabInputError
+from skewlab.state.lru_cache import CACHE_POLICIES, DEFAULT_MAX_ENTRIES
 from skewlab.state.state_backend import StateBackend
 from skewlab.validation import check_choice, check_whole
 
@@ -141,25 +142,42 @@ class StrategyParameters:
 @dataclass(frozen=True, kw_only=True)
 class KeyedStateParameters(StrategyParameters):
     """A strategy whose keyed reduce runs on a chosen state backend (``--backend``), with the
-    LRU cache's size when that backend is ``cached`` (``--cache-entries``)."""
+    cache's size and policy when that backend is ``cached`` (``--cache-entries``,
+    ``--cache-policy``)."""
 
     backend: str = parameter("rocksdb", "state backend of the keyed reduce", choices=KEYED_BACKENDS)
     cache_entries: int = parameter(DEFAULT_MAX_ENTRIES, "LRU cache entries with --backend cached")
+    cache_policy: str = parameter(
+        "lru", "which entries the cache keeps with --backend cached", choices=CACHE_POLICIES
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_choice("backend (--backend)", self.backend, KEYED_BACKENDS)
         check_whole("cache_entries (--cache-entries)", self.cache_entries, 0)
+        check_choice("cache policy (--cache-policy)", self.cache_policy, CACHE_POLICIES)
+        if self.cache_policy != "lru" and self.backend != "cached":
+            raise SkewlabInputError(
+                f"--cache-policy {self.cache_policy} chooses a cache's entries: only "
+                f"--backend cached has a cache, not --backend {self.backend}"
+            )
 
     def state_backend(self) -> StateBackend:
         """The keyed reduce's state backend; serialising backends store ``StatsState`` bytes."""
         if self.backend == "heap":
             return StateBackend("heap")
         cache = self.cache_entries if self.backend == "cached" else None
-        return StateBackend(self.backend, max_entries=cache, serializer=StatsSerializer)
+        return StateBackend(
+            self.backend,
+            max_entries=cache,
+            serializer=StatsSerializer,
+            cache_policy=self.cache_policy,
+        )
 
     def parameters(self) -> dict[str, Any]:
         values = super().parameters()
         if self.backend != "cached":
             values.pop("cache_entries")
+        if self.cache_policy == "lru":  # FLIP-325's, as every row before the option
+            values.pop("cache_policy")
         return values

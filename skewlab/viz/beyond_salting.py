@@ -24,12 +24,17 @@ from skewlab.experiments.splitting import PAPERS, SIDES, routed_loads, zipf_send
 from skewlab.state.cache_admission import POLICIES
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
+from skewlab.viz.text import spread_text
 
 __all__ = [
     "LABELS",
     "POLICY_LABELS",
     "admission_figure",
     "admission_table",
+    "describe_policies",
+    "format_policy_summary",
+    "policy_figure",
+    "policy_table",
     "describe_admission",
     "describe_splitting",
     "format_cache_admission_summary",
@@ -417,5 +422,133 @@ def format_cache_admission_summary(result) -> str:
             table.to_string(index=False, float_format=lambda v: f"{v:.3f}"),
             "",
             describe_admission(result),
+        ]
+    )
+
+
+def policy_table(result) -> pd.DataFrame:
+    """Real runs (``skewlab bench state_cache --cache-policy tinylfu``): per trace and cache
+    size, each policy's hit ratio (OPT replayed over the run's trace) and its job throughput
+    over RocksDB alone's, median [min..max] over the rounds.
+
+    Example::
+
+        >>> table = policy_table({"summary": {"policy_table": [{"trace": "zipf1",
+        ...     "cache_size": 500, "hit_ratio_opt": 0.6, "hit_ratio_lru": 0.4,
+        ...     "hit_ratio_tinylfu": 0.5, "speedup_lru": {"min": 1, "median": 1, "max": 1},
+        ...     "speedup_tinylfu": {"min": 2, "median": 2, "max": 2},
+        ...     "tinylfu_over_lru": {"min": 2, "median": 2, "max": 2}}]}})
+        >>> table.columns.tolist()[:5]
+        ['trace', 'entries', 'LRU hits', 'W-TinyLFU hits', 'OPT hits']
+    """
+    rows = []
+    for t in bench_summary(result).get("policy_table") or []:
+        rows.append({
+            "trace": t["trace"],
+            "entries": t["cache_size"],
+            "LRU hits": t["hit_ratio_lru"],
+            "W-TinyLFU hits": t["hit_ratio_tinylfu"],
+            "OPT hits": t["hit_ratio_opt"],
+            "LRU x RocksDB": spread_text(t["speedup_lru"], ".2f", "x"),
+            "W-TinyLFU x RocksDB": spread_text(t["speedup_tinylfu"], ".2f", "x"),
+            "W-TinyLFU / LRU": spread_text(t["tinylfu_over_lru"], ".2f", "x"),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def policy_figure(result) -> go.Figure:
+    """Real runs: hit ratio against cache size per policy, one panel per trace; OPT (replayed
+    over each run's own trace) dashed.
+
+    Example::
+
+        >>> summary = {"policy_table": [{"trace": "zipf1", "cache_size": c, "hit_ratio_lru": .4,
+        ...     "hit_ratio_tinylfu": .5, "hit_ratio_opt": .6} for c in (250, 500)]}
+        >>> len(policy_figure({"summary": summary}).data)
+        3
+    """
+    from plotly.subplots import make_subplots
+
+    table = bench_summary(result).get("policy_table") or []
+    traces = list(dict.fromkeys(t["trace"] for t in table))
+    fig = make_subplots(rows=1, cols=max(1, len(traces)), subplot_titles=traces, shared_yaxes=True)
+    for col, trace in enumerate(traces, start=1):
+        mine = [t for t in table if t["trace"] == trace]
+        for policy in POLICIES:
+            fig.add_scatter(
+                name=POLICY_LABELS[policy],
+                legendgroup=policy,
+                showlegend=col == 1,
+                x=[t["cache_size"] for t in mine],
+                y=[t[f"hit_ratio_{policy}"] for t in mine],
+                mode="lines+markers",
+                line={"color": _POLICY_COLORS[policy], "dash": "dash" if policy == "opt" else None},
+                row=1,
+                col=col,
+            )
+    fig.update_layout(
+        template=TEMPLATE,
+        title="Hit ratio on real runs (the count job on Spark), by cache size",
+        yaxis={"title": "hit ratio", "tickformat": ".0%"},
+    )
+    fig.update_xaxes(title_text="cache entries", type="category")
+    return fig
+
+
+def describe_policies(result, *, which: str = "this run") -> str:
+    """Sentences about the policies on real runs at 500 entries (FLIP-325's middle size),
+    computed from the summary; ``which`` says whose figures they are.
+
+    Example::
+
+        >>> describe_policies({"summary": {}})
+        'no real runs of the cache policies (skewlab bench state_cache --cache-policy tinylfu)'
+    """
+    summary = bench_summary(result)
+    table = summary.get("policy_table") or []
+    if not table:
+        return (
+            "no real runs of the cache policies (skewlab bench state_cache --cache-policy tinylfu)"
+        )
+    sizes = sorted({t["cache_size"] for t in table})
+    size = 500 if 500 in sizes else sizes[0]
+    lines = []
+    for t in (t for t in table if t["cache_size"] == size):
+        gain = t["hit_ratio_tinylfu"] - t["hit_ratio_lru"]
+        lines.append(
+            f"{which.capitalize()}, {t['trace']}, {size} entries: W-TinyLFU hits "
+            f"{t['hit_ratio_tinylfu']:.1%} of lookups, LRU {t['hit_ratio_lru']:.1%} "
+            f"({gain * 100:+.1f} points), OPT {t['hit_ratio_opt']:.1%}; job throughput "
+            f"{spread_text(t['tinylfu_over_lru'], '.2f', 'x')} LRU's."
+        )
+    if summary.get("policy_traces_match_runs"):
+        lines.append(
+            "Every run's hit count equals its access trace replayed by the pure-Python policy "
+            "(an independent implementation), so OPT over that trace is the ceiling of the "
+            "same lookups."
+        )
+    return "\n".join(lines)
+
+
+def format_policy_summary(result, *, which: str = "this run") -> str:
+    """The cache policies on real runs as text: the table and its sentences (what
+    ``skewlab bench state_cache --cache-policy tinylfu`` prints after the seed's part).
+
+    Example::
+
+        >>> format_policy_summary({"summary": {}})
+        'no real runs of the cache policies (skewlab bench state_cache --cache-policy tinylfu)'
+    """
+    summary = bench_summary(result)
+    if not summary.get("policy_table"):
+        return describe_policies(result, which=which)
+    return "\n".join(
+        [
+            f"cache policies on real runs, {summary.get('policy_n', 0):,} records per trace "
+            f"({summary.get('policy_keys', 0):,} keys for Zipf): hit ratio measured, OPT "
+            "replayed over each run's access trace; job throughput x RocksDB alone's, "
+            "median [min..max]",
+            policy_table(result).to_string(index=False, float_format=lambda v: f"{v:.3f}"),
+            describe_policies(result, which=which),
         ]
     )

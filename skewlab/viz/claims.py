@@ -31,6 +31,7 @@ from typing import Any
 
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import BENCHMARKS
+from skewlab.experiments.chapters import chapter as chapter_record
 from skewlab.experiments.claims import (
     HELD,
     NOT_HELD,
@@ -74,6 +75,19 @@ class ClaimsTable:
     rows: list[ClaimRow]
     #: per benchmark source, its reference's provenance line (or that none ships yet)
     references: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def published(self) -> str:
+        """Whose figures the last column holds: the chapter's seed, or -- for a chapter beyond
+        the seeds -- the papers its claims cite.
+
+        Example::
+
+            >>> ClaimsTable("beyond_salting", "tiny", []).published
+            'the papers'
+        """
+        seed = chapter_record(self.chapter).seed
+        return "the seed" if seed and seed != "-" else "the papers"
 
     def counts(self) -> dict[str, dict[str, int]]:
         """How many claims held, did not hold, and were not measured, in this run and in the
@@ -121,7 +135,7 @@ class ClaimsTable:
             if r.reference is not None:
                 lines.append(f"  reference (full): {_line(r.reference)}")
             if r.claim.seed:
-                lines.append(f"  the seed: {r.claim.seed}")
+                lines.append(f"  {self.published}: {r.claim.seed}")
             if r.this_run.status == NOT_HELD or (
                 r.reference is not None and r.reference.status == NOT_HELD
             ):
@@ -135,7 +149,7 @@ class ClaimsTable:
             "<tr><th style='text-align:left'>claim</th>"
             f"<th style='text-align:left'>this run ({html.escape(self.size)}, this machine)</th>"
             "<th style='text-align:left'>reference (full size, shipped)</th>"
-            "<th style='text-align:left'>the seed</th></tr>"
+            f"<th style='text-align:left'>{self.published}</th></tr>"
         )
         body = []
         for r in self.rows:

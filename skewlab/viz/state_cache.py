@@ -355,6 +355,10 @@ def format_summary(result: BenchResult) -> str:
         f"all counts match the oracle: {s['all_digests_match']}; every emission reached the "
         f"sink: {s['all_emissions_match']}"
     )
+    if s.get("policy_table"):
+        from skewlab.viz.beyond_salting import format_policy_summary
+
+        lines += ["", format_policy_summary(result)]
     return "\n".join(lines)
 
 
