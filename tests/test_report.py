@@ -29,6 +29,9 @@ def test_notebooks_are_stored_clean_and_parameterised():
         nb = json.loads(path.read_text())
         code = [c for c in nb["cells"] if c["cell_type"] == "code"]
         assert all(not c.get("outputs") and not c.get("execution_count") for c in code), path
+        # nbformat 4.5: every cell has its own id (a missing one warns today, fails tomorrow)
+        ids = [c.get("id") for c in nb["cells"]]
+        assert all(ids) and len(set(ids)) == len(ids), f"{path.name}: a cell without its own id"
         tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
         assert len(tagged) == 1, f"{path.name}: one cell tagged 'parameters'"
         assigned = set(re.findall(r"^(\w+)\s*=", "".join(tagged[0]["source"]), re.M))
