@@ -25,7 +25,7 @@ from typing import Any
 from skewlab.engine.checkpointing import prepare_stage
 from skewlab.engine.config import JobConfig
 from skewlab.engine.metrics import SubtaskMetrics
-from skewlab.engine.routing import KEY_GROUP, OPERATOR, identity_partition, with_key_groups
+from skewlab.engine.routing import KEY_GROUP, identity_partition, with_key_groups
 from skewlab.engine.stage import KIND_METRICS, KIND_RESULT, StageSpec, decode_rows, spark_schema
 from skewlab.engine.task import run_subtask
 
@@ -43,7 +43,8 @@ def run_stage(df, spark, stage: StageSpec, job: JobConfig):
     routed = identity_partition(routed, spark, job.parallelism)
     if stage.order_by:
         routed = routed.sortWithinPartitions(*stage.order_by)
-    keep = [stage.key_col, KEY_GROUP, OPERATOR, *stage.input_columns]
+    # the operator index stays in the JVM: the subtask checks routing from the key group
+    keep = [stage.key_col, KEY_GROUP, *stage.input_columns]
     if "kind" in df.columns:
         keep += ["kind", "metrics"]
     routed = routed.select(*dict.fromkeys(keep))

@@ -5,7 +5,8 @@
    and the **operator index** that owns it (``key_group * p // maxP``);
 2. records are shuffled so that partition *i* holds exactly the key groups of operator *i*
    (:func:`identity_partition`: a partition key chosen per operator index so that Spark's hash
-   partitioning puts it on partition *i* -- Spark's hash of the index itself would not).
+   partitioning puts it on partition *i* -- Spark's hash of the index itself would not); at
+   parallelism 1 they are not shuffled at all (Flink's forward partitioning).
 
 Records with a null key get key group -1 and operator 0, where they are counted as rejected.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from skewlab.engine.jvm_key_groups import JVM_HASHED_TYPES, with_jvm_key_group
 from skewlab.state.java_hash import java_hash_array, java_type_of_spark
 from skewlab.state.key_groups import (
     assign_to_key_group_array,
@@ -48,28 +50,36 @@ def with_key_groups(df, key_col: str, max_parallelism: int, parallelism: int):
 
     ``string`` keys hash as Java ``String``, ``int`` (and smaller) as ``Integer``, ``bigint``
     as ``Long`` -- then Flink's ``murmurHash``, so subtask numbers match a real Flink job.
+    Integer keys are hashed by Spark in the JVM (:mod:`skewlab.engine.jvm_key_groups`), string
+    keys in numpy through a pandas UDF.
     """
     from pyspark.sql import functions as F
 
     java_type = java_type_of_spark(dict(df.dtypes)[key_col])
+    if java_type in JVM_HASHED_TYPES:
+        df = with_jvm_key_group(df, key_col, java_type, max_parallelism, KEY_GROUP)
+    else:
+        df = df.withColumn(KEY_GROUP, _numpy_key_groups(java_type, max_parallelism)(F.col(key_col)))
+    kg = F.col(KEY_GROUP)
+    operator = F.when(kg < 0, F.lit(0)).otherwise(
+        ((kg.cast("long") * parallelism) / F.lit(max_parallelism)).cast("int")
+    )
+    return df.withColumn(OPERATOR, operator)
+
+
+def _numpy_key_groups(java_type: str, max_parallelism: int):
+    """A pandas UDF: the key group of each key (``String``), hashed in numpy."""
+    from pyspark.sql import functions as F
 
     def key_groups(keys: pd.Series) -> pd.Series:
         out = np.full(len(keys), -1, dtype=np.int32)
         present = keys.notna().to_numpy()
         if present.any():
-            values = keys[present]
-            values = values.tolist() if java_type == "String" else values.to_numpy(np.int64)
-            out[present] = assign_to_key_group_array(
-                java_hash_array(values, java_type), max_parallelism
-            )
+            hashes = java_hash_array(keys[present].tolist(), java_type)
+            out[present] = assign_to_key_group_array(hashes, max_parallelism)
         return pd.Series(out)
 
-    udf = F.pandas_udf(key_groups, "int")
-    kg = F.col(KEY_GROUP)
-    operator = F.when(kg < 0, F.lit(0)).otherwise(
-        ((kg.cast("long") * parallelism) / F.lit(max_parallelism)).cast("int")
-    )
-    return df.withColumn(KEY_GROUP, udf(F.col(key_col))).withColumn(OPERATOR, operator)
+    return F.pandas_udf(key_groups, "int")
 
 
 def subtask_load(df, parallelism: int, max_parallelism: int | None = None, key_col="tweet_id"):
@@ -139,7 +149,14 @@ def identity_partition_keys(spark, parallelism: int) -> list[int]:
 
 
 def identity_partition(df, spark, parallelism: int):
-    """Shuffle so that partition *i* holds exactly the rows whose ``_operator`` is *i*."""
+    """Shuffle so that partition *i* holds exactly the rows whose ``_operator`` is *i*.
+
+    At parallelism 1 nothing needs to move: the records stay where they are and the one
+    operator reads every input partition in turn (``coalesce(1)``, no exchange) -- Flink's
+    forward partitioning, as where a keyed operator and its input both run one subtask.
+    """
+    if parallelism == 1:
+        return df.coalesce(1)
     from pyspark.sql import functions as F
 
     keys = identity_partition_keys(spark, parallelism)

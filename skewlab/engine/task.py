@@ -34,7 +34,7 @@ import numpy as np
 from skewlab.engine.config import JobConfig
 from skewlab.engine.memory import TracedPeak
 from skewlab.engine.operator import Operator, OperatorContext
-from skewlab.engine.routing import OPERATOR
+from skewlab.engine.routing import KEY_GROUP
 from skewlab.engine.stage import (
     StageSpec,
     arrow_schema,
@@ -97,7 +97,7 @@ def _cyclic_gc_off():
 def _replay_batch(operator: Operator, ctx: OperatorContext, batch, rate, start_ns: int) -> None:
     """One Arrow batch through the operator, in slices, with timers and pacing."""
     n = batch.num_rows
-    _check_routing(batch, ctx.subtask)
+    _check_routing(batch, ctx.subtask, ctx.job)
     ctx.metrics.records_in += n
     cols = _columns(batch, operator)
     seqs = batch.column("seq").to_numpy() if rate is not None else None
@@ -111,8 +111,10 @@ def _replay_batch(operator: Operator, ctx: OperatorContext, batch, rate, start_n
         ctx.metrics.operator_ns += time.perf_counter_ns() - began
 
 
-def _check_routing(batch, subtask: int) -> None:
-    ops = batch.column(OPERATOR).to_numpy(zero_copy_only=False)
+def _check_routing(batch, subtask: int, job: JobConfig) -> None:
+    """Every record's key group belongs to this subtask (Flink's operator index of it)."""
+    groups = batch.column(KEY_GROUP).to_numpy(zero_copy_only=False).astype(np.int64)
+    ops = np.where(groups < 0, 0, groups * job.parallelism // job.max_parallelism)
     if (ops != subtask).any():
         raise RuntimeError(
             f"routing error: subtask {subtask} received records of operator "

@@ -11,7 +11,8 @@ difference between two consecutive steps' job times:
 ``source``          the input generated (``spark.range`` and the key selector)
 ``key_group``       + Flink's key group and operator index of each record
                     (:func:`skewlab.engine.routing.with_key_groups`)
-``shuffle``         + the exchange that puts operator *i*'s key groups on partition *i*
+``shuffle``         + the exchange that puts operator *i*'s key groups on partition *i* (at
+                    p = 1 none: the records stay in place, Flink's forward partitioning)
 ``arrow_to_python`` + the records handed to a Python worker as Arrow batches, and dropped
 ``loop``            + each batch's keys turned into Python objects and looped over
 ``emission``        + per record ``(key, 1)`` appended and each batch's emissions written to
@@ -40,7 +41,7 @@ from typing import Any
 
 from skewlab.engine.config import JobConfig
 from skewlab.engine.job import collect_stage, run_stage
-from skewlab.engine.routing import KEY_GROUP, OPERATOR, identity_partition, with_key_groups
+from skewlab.engine.routing import KEY_GROUP, identity_partition, with_key_groups
 from skewlab.engine.session import get_spark
 from skewlab.engine.stage import StageSpec, spark_schema
 from skewlab.experiments.chapters import resolve_runs, size_settings
@@ -116,9 +117,7 @@ def pass_through_stage() -> StageSpec:
 def _steps(df, spark, job: JobConfig) -> dict[str, Any]:
     """Each step's job (a function returning its seconds), cumulative, in :data:`PARTS` order."""
     routed = with_key_groups(df, WORD, job.max_parallelism, job.parallelism)
-    shuffled = identity_partition(routed, spark, job.parallelism).select(
-        WORD, KEY_GROUP, OPERATOR, SEQ
-    )
+    shuffled = identity_partition(routed, spark, job.parallelism).select(WORD, KEY_GROUP, SEQ)
     schema = spark_schema("bigint")
     stage = pass_through_stage()
 

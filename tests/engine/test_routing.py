@@ -14,7 +14,12 @@ from skewlab.engine.routing import (
     with_key_groups,
 )
 from skewlab.inputs.views import ViewSpec, generate_views
-from skewlab.state.key_groups import assign_key_to_parallel_operator, assign_to_key_group
+from skewlab.state.java_hash import java_hash_array
+from skewlab.state.key_groups import (
+    assign_key_to_parallel_operator,
+    assign_to_key_group,
+    assign_to_key_group_array,
+)
 
 
 def test_records_land_on_their_flink_subtask(spark):
@@ -50,6 +55,46 @@ def test_integer_keys_hash_as_their_java_type(spark, spark_type, numpy_type):
     ]
     if spark_type == "int":  # Integer.hashCode(-1) == -1, Long.hashCode(-1) == 0: other groups
         assert rows[2][KEY_GROUP] != assign_to_key_group(-1, 128)
+
+
+@pytest.mark.parametrize("max_p", [128, 7, 32768])
+@pytest.mark.parametrize(("spark_type", "java_type", "dtype"), [
+    ("bigint", "Long", np.int64), ("int", "Integer", np.int32), ("smallint", "Integer", np.int16),
+])  # fmt: skip
+def test_the_jvm_key_group_equals_flinks_on_random_and_extreme_keys(
+    spark, max_p, spark_type, java_type, dtype
+):
+    # integer keys are hashed by Spark's own expressions (with_jvm_key_group), no Python:
+    # every 32-bit multiply and the abs of Integer.MIN_VALUE must wrap exactly as Java's
+    import pandas as pd
+
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(28)
+    keys = np.concatenate([
+        rng.integers(info.min, info.max, 5_000, dtype=dtype, endpoint=True),
+        np.array([info.min, info.min + 1, -1, 0, 1, info.max], dtype=dtype),
+    ])  # fmt: skip
+    df = spark.createDataFrame(pd.DataFrame({"k": keys}), f"k {spark_type}")
+    got = np.array([r[KEY_GROUP] for r in with_key_groups(df, "k", max_p, 1).collect()])
+    expected = assign_to_key_group_array(java_hash_array(keys, java_type), max_p)
+    assert got.tolist() == expected.tolist()
+
+
+def test_the_key_group_of_a_null_integer_key_is_minus_one(spark):
+    df = spark.createDataFrame([(None,), (5,)], "k bigint")
+    rows = {r.k: (r[KEY_GROUP], r[OPERATOR]) for r in with_key_groups(df, "k", 128, 4).collect()}
+    assert rows[None] == (-1, 0) and rows[5][0] == assign_to_key_group(5, 128)
+
+
+def test_one_subtask_reads_its_input_where_it_is_no_exchange(spark):
+    # Flink's forward partitioning at p = 1: one partition, and no shuffle in the plan
+    views = generate_views(spark, ViewSpec(2_000, 50, 40, seed=3))
+    routed = identity_partition(with_key_groups(views, "tweet_id", 128, 1), spark, 1)
+    plan = routed._jdf.queryExecution().executedPlan().toString()
+    assert "Exchange" not in plan
+    assert routed.rdd.getNumPartitions() == 1 and routed.count() == 2_000
+    sharded = identity_partition(with_key_groups(views, "tweet_id", 128, 2), spark, 2)
+    assert "Exchange" in sharded._jdf.queryExecution().executedPlan().toString()
 
 
 def test_null_keys_go_to_operator_zero_with_key_group_minus_one(spark):

@@ -11,7 +11,7 @@ import pytest
 
 from skewlab.engine.config import JobConfig
 from skewlab.engine.operator import Operator
-from skewlab.engine.routing import KEY_GROUP, OPERATOR
+from skewlab.engine.routing import KEY_GROUP
 from skewlab.engine.stage import KIND_METRICS, KIND_RECORD, KIND_RESULT, StageSpec, decode_rows
 from skewlab.engine.task import run_subtask
 from skewlab.state import PickleSerializer
@@ -24,8 +24,7 @@ def batch(keys, subtask=0, start=0):
     return pa.RecordBatch.from_pydict(
         {
             "k": keys,
-            KEY_GROUP: [0] * n,
-            OPERATOR: [subtask] * n,
+            KEY_GROUP: [64 * subtask] * n,  # p 2, max p 128: subtask 1 owns groups 64-127
             "seq": list(range(start, start + n)),
             "x": [float(i) for i in range(n)],
         }
@@ -112,8 +111,7 @@ def test_upstream_metrics_rows_travel_along_and_are_not_records():
             "seq": [None, 1],
             "metrics": ['{"stage": "0:up", "subtask": 3}', None],
             "k": [None, "a"],
-            KEY_GROUP: [0, 0],
-            OPERATOR: [0, 0],
+            KEY_GROUP: [-1, 0],
             "x": [0.0, 1.0],
         }
     )

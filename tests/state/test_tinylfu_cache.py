@@ -14,23 +14,6 @@ from skewlab.errors import SkewlabInputError
 from skewlab.state import value_state_python
 from skewlab.state.cache_admission import WTinyLfu, hits, segment_sizes
 
-try:
-    from skewlab.state import value_state_compiled
-except ImportError:  # built without a C compiler: only the Python cores exist
-    value_state_compiled = None
-
-CORES = pytest.mark.parametrize(
-    "cores",
-    [
-        pytest.param(
-            value_state_compiled,
-            marks=pytest.mark.skipif(value_state_compiled is None, reason="not compiled"),
-        ),
-        value_state_python,
-    ],
-    ids=["compiled", "python"],
-)
-
 
 def _count(cores, trace, capacity):
     """A count per key through the cache (get, then put), as the keyed count operator does."""
@@ -53,7 +36,6 @@ def _zipf(n, keys, s, seed):
     return rng.choices(range(keys), weights=weights, k=n)
 
 
-@CORES
 @pytest.mark.parametrize(
     ("capacity", "keys", "s"),
     [(1, 5, 1.0), (2, 4, 1.0), (3, 20, 1.0), (50, 2_000, 0.8), (250, 5_000, 1.2)],
@@ -75,7 +57,6 @@ def test_hits_are_the_replayed_policys_and_counts_are_exact(cores, capacity, key
     assert held == truth
 
 
-@CORES
 @settings(max_examples=60, deadline=None)
 @given(
     capacity=st.integers(1, 12),
@@ -104,7 +85,6 @@ def test_any_mix_of_get_put_delete_loses_no_write(cores, capacity, ops):
     assert cache.dirty_count == 0
 
 
-@CORES
 def test_a_scan_of_cold_keys_does_not_flush_the_hot_ones(cores):
     """FLIP-325's weakness: LRU admits every key. Hot keys, then a scan of 1,000 cold ones,
     then the hot keys again: W-TinyLFU keeps them, LRU misses every one."""
@@ -117,7 +97,6 @@ def test_a_scan_of_cold_keys_does_not_flush_the_hot_ones(cores):
     assert hits(trace, 100, "lru") == len(hot) - 8  # LRU: the hot keys' repeats only
 
 
-@CORES
 def test_the_compiled_and_python_twins_write_back_the_same_keys(cores):
     trace = _zipf(5_000, 500, 1.0, seed=7)
     _, _, writes = _count(cores, trace, 40)
@@ -125,14 +104,12 @@ def test_the_compiled_and_python_twins_write_back_the_same_keys(cores):
     assert writes == python_writes
 
 
-@CORES
 @pytest.mark.parametrize(("entries", "batch"), [(0, 1), (5, 2)])
 def test_bad_sizes_are_refused(cores, entries, batch):
     with pytest.raises(SkewlabInputError, match="max_entries|write_batch"):
         cores.WriteBackTinyLfu(entries, lambda g, k: None, lambda g, k, v: None, None, batch)
 
 
-@CORES
 def test_store_errors_propagate_and_leave_the_entry_cached(cores):
     def fail(group, key, value):
         raise OSError("disk full")

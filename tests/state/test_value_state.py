@@ -10,25 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skewlab.errors import SkewlabInputError, UnsortedInputError
-from skewlab.state import value_state_python
-
-try:
-    from skewlab.state import value_state_compiled
-except ImportError:  # built without a C compiler: only the Python cores exist
-    value_state_compiled = None
-
-#: both implementations of the cores run the same tests
-CORES = pytest.mark.parametrize(
-    "cores",
-    [
-        pytest.param(
-            value_state_compiled,
-            marks=pytest.mark.skipif(value_state_compiled is None, reason="not compiled"),
-        ),
-        value_state_python,
-    ],
-    ids=["compiled", "python"],
-)
 
 
 class ModelLru:
@@ -87,7 +68,6 @@ OPS = st.lists(
 )
 
 
-@CORES
 @settings(max_examples=300, deadline=None)
 @given(max_entries=st.integers(min_value=1, max_value=5), ops=OPS)
 def test_write_back_lru_behaves_like_the_model(cores, max_entries, ops):
@@ -131,7 +111,6 @@ def test_write_back_lru_behaves_like_the_model(cores, max_entries, ops):
     assert store == model_store
 
 
-@CORES
 @settings(max_examples=300, deadline=None)
 @given(
     max_entries=st.integers(min_value=1, max_value=5),
@@ -188,7 +167,6 @@ def test_batched_write_back_reads_its_own_writes_and_evicts_as_the_seeds_lru(
     assert store == truth  # nothing lost, nothing stale
 
 
-@CORES
 def test_batched_write_back_needs_a_batch_writer(cores):
     with pytest.raises(SkewlabInputError, match="write_batch > 1 needs store_many"):
         cores.WriteBackLru(4, None, None, write_batch=8)
@@ -196,7 +174,6 @@ def test_batched_write_back_needs_a_batch_writer(cores):
         cores.WriteBackLru(4, None, None, list.append, write_batch=0)
 
 
-@CORES
 def test_write_back_lru_hit_returns_the_cached_object_and_miss_caches_absence(cores):
     loads = []
     lru = cores.WriteBackLru(2, lambda g, k: loads.append(k), lambda g, k, v: None)
@@ -207,14 +184,12 @@ def test_write_back_lru_hit_returns_the_cached_object_and_miss_caches_absence(co
     assert lru.get(0, "b") is value
 
 
-@CORES
 @pytest.mark.parametrize("bad", [0, -1])
 def test_write_back_lru_needs_one_entry(cores, bad):
     with pytest.raises(SkewlabInputError, match="max_entries >= 1"):
         cores.WriteBackLru(bad, None, None)
 
 
-@CORES
 def test_write_back_lru_store_errors_propagate(cores):
     def store(group, key, value):
         raise OSError("disk full")
@@ -228,7 +203,6 @@ def test_write_back_lru_store_errors_propagate(cores):
     assert lru.dirty_entries() == [(0, "a", 1)] and lru.evictions == 0
 
 
-@CORES
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 20), st.integers(1, 9)), max_size=60))
 def test_heap_value_state_is_a_dict_per_key_group(cores, ops):
@@ -247,7 +221,6 @@ def test_heap_value_state_is_a_dict_per_key_group(cores, ops):
     assert heap.writes + heap.deletes == len(ops)
 
 
-@CORES
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 50)), min_size=1, max_size=40))
 def test_single_key_accepts_sorted_runs_and_rejects_any_return(cores, pairs):
     state = cores.SingleKeyValueState()
@@ -262,7 +235,6 @@ def test_single_key_accepts_sorted_runs_and_rejects_any_return(cores, pairs):
             state.get(*first)
 
 
-@CORES
 def test_single_key_incomparable_keys_are_disorder(cores):
     state = cores.SingleKeyValueState()
     state.put(0, "a", 1)
