@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from skewlab.aggregates.hll import DEFAULT_PRECISION
-from skewlab.aggregates.stats_state import SINGLE_VIEW_COLUMNS, with_single_view_states
+from skewlab.aggregates.stats_state import with_single_view_states
 from skewlab.engine.config import JobConfig
 from skewlab.engine.job import collect_stage, run_stage
 from skewlab.engine.metrics import SubtaskMetrics
@@ -69,6 +69,7 @@ from skewlab.inputs.wordcount import SEQ, WORD, flip325_input
 from skewlab.operators.passthrough import PassThrough, ViewPassThrough
 from skewlab.state.api import PickleSerializer
 from skewlab.strategies.count import spark_count
+from skewlab.strategies.keyed import VIEW_INPUT
 from skewlab.validation import check_whole
 
 __all__ = [
@@ -89,8 +90,6 @@ PARTS = ("source", "key_group", "shuffle", "arrow_to_python", "loop", "emission"
 #: The floor has no seed figure (issue 28's goal, 0.2 us per record, is checked in its note).
 HEADLINES: dict[str, float | None] = {}
 _VIEW_KEY = "tweet_id"
-#: The columns the view job's operator reads besides the key and its key group.
-_VIEW_INPUT = (SEQ, *SINGLE_VIEW_COLUMNS)
 
 
 def _noop(df) -> float:
@@ -136,7 +135,7 @@ def _emit_view(batches):
     output = Output(final=True, serializer=None, metrics=SubtaskMetrics("1:emission", 0))
     clock = time.time_ns
     for batch in batches:
-        cols = [batch.column(c).to_pylist() for c in (_VIEW_KEY, *_VIEW_INPUT, KEY_GROUP)]
+        cols = [batch.column(c).to_pylist() for c in (_VIEW_KEY, *VIEW_INPUT, KEY_GROUP)]
         for key, seq, *_ in zip(*cols, strict=True):
             output.emit(key, seq, clock(), seq)
     output.flush_latencies()
@@ -176,7 +175,7 @@ def view_pass_through_stage() -> StageSpec:
         operator=ViewPassThrough,
         final=True,
         serializer=PickleSerializer(),
-        input_columns=_VIEW_INPUT,
+        input_columns=VIEW_INPUT,
     )
 
 
@@ -205,7 +204,7 @@ def _steps(job_name: str, df, spark, job: JobConfig) -> dict[str, Callable[[], A
         source = df
     else:
         key, stage, emit = _VIEW_KEY, view_pass_through_stage(), _emit_view
-        columns = (_VIEW_KEY, *_VIEW_INPUT, KEY_GROUP)
+        columns = (_VIEW_KEY, *VIEW_INPUT, KEY_GROUP)
         sql = lambda: _spark_views(df)  # noqa: E731
         source = with_single_view_states(df, DEFAULT_PRECISION)
     routed = with_key_groups(source, key, job.max_parallelism, job.parallelism)
