@@ -18,7 +18,7 @@ between two consecutive steps' job times:
 ==================  =========================================================================
 ``source``          the input read (the count job: ``spark.range`` and the key selector,
                     cached; the view job: the Parquet files and the upstream map)
-``key_group``       + Flink's key group of each record
+``key_group``       + Flink's key group and operator index of each record
                     (:func:`skewlab.engine.routing.with_key_groups`)
 ``shuffle``         + the exchange that puts operator *i*'s key groups on partition *i* (at
                     p = 1 none: the records stay in place, Flink's forward partitioning)
