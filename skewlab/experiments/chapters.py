@@ -69,6 +69,9 @@ SIZES = ("tiny", "quick", "full")
 SEED_CARDINALITIES = (20_000, 10_000, 5_000, 1_000, 500, 100, 50, 20, 10, 5, 2, 1)
 #: Seed 000's headline point: 20 distinct tweets (the summaries' ``..._at_20_keys``).
 SEED_KEYS = 20
+#: The floor's view job: seed 000's 25,000 users over 20 tweets (the buffering headline's
+#: cardinality), at p = 1 and 2.
+_FLOOR_VIEWS = {"view_users": 25_000, "view_tweets": SEED_KEYS, "parallelism": (1, 2)}
 _CACHE_SWEEP = (50, 150, 250, 350, 450, 499, 500, 600, 750, 900, 999, 1000, 1250, 1500)
 
 
@@ -341,14 +344,16 @@ CHAPTERS: tuple[Chapter, ...] = (
             ),
             Benchmark(
                 id="floor",
-                help="the engine's floor: seed 003's count job with a pass-through operator, "
-                "built up part by part (source, key group, shuffle, Arrow to Python, loop, "
-                "emission, the engine), per-record cost of each, Spark's own aggregation beside",
+                help="the engine's floor: seed 003's count job and seed 000's view job with a "
+                "pass-through operator, built up part by part (source, key group, shuffle, "
+                "Arrow to Python, loop, emission, the engine), per-record cost of each, Spark's "
+                "own aggregation beside",
                 formatter="format_floor_summary",
+                # n: the count job's records; view_n: the view job's views (Parquet)
                 sizes={
-                    "tiny": {"n": 20_000, "parallelism": (1, 2), "runs": 1},
-                    "quick": {"n": 1_000_000, "parallelism": (1, 2), "runs": 3},
-                    "full": {"n": 20_000_000, "parallelism": (1, 2), "runs": 3},
+                    "tiny": {"n": 20_000, "view_n": 20_000, **_FLOOR_VIEWS, "runs": 1},
+                    "quick": {"n": 1_000_000, "view_n": 1_000_000, **_FLOOR_VIEWS, "runs": 3},
+                    "full": {"n": 20_000_000, "view_n": 5_000_000, **_FLOOR_VIEWS, "runs": 3},
                 },
             ),
         ),

@@ -1,5 +1,9 @@
-"""``PassThrough``: an operator that does nothing but pass its records on, under the count job's
-emission contract -- the measure of what the engine costs around an operator.
+"""Operators that do nothing but pass their records on, each under its job's emission contract --
+the measure of what the engine costs around an operator.
+
+* :class:`PassThrough` -- seed 003's count job (below);
+* :class:`ViewPassThrough` -- seed 000's view job: the columns the naive reduce reads, per
+  record one emission into the final stage's sink (its latency recorded), no state.
 
 Per record it emits ``(key, 1)`` as the FLIP-325 count job emits ``(key, count)``: the record's
 key and value go into the emission lists, and each input batch's emissions reach an
@@ -22,13 +26,16 @@ Example::
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from skewlab.aggregates.count import EmissionSink
+from skewlab.aggregates.stats_state import SINGLE_VIEW_COLUMNS
 from skewlab.engine.operator import Operator, OperatorContext
+from skewlab.engine.routing import KEY_GROUP
 from skewlab.inputs.wordcount import WORD
 
-__all__ = ["PassThrough"]
+__all__ = ["PassThrough", "ViewPassThrough"]
 
 
 class PassThrough(Operator):
@@ -57,3 +64,37 @@ class PassThrough(Operator):
 
     def close(self) -> dict[str, Any]:
         return {"records_emitted": self.sink.records}
+
+
+class ViewPassThrough(Operator):
+    """Seed 000's view job with nothing in the operator: the columns
+    :class:`~skewlab.operators.reduce.KeyedReduce` reads are handed over as Python objects, and
+    per record one emission -- ``(tweet, seq)`` -- goes into the final stage's sink with its
+    arrival time, as the naive reduce emits each updated state. No state is read or written;
+    null keys are rejected and counted, as the reduce does.
+
+    Example::
+
+        >>> from skewlab.engine.config import JobConfig
+        >>> from skewlab.engine.stage import StageSpec
+        >>> stage = StageSpec(name="1:pass", key_col="tweet_id", operator=ViewPassThrough,
+        ...                   final=True, serializer=None)
+        >>> op = ViewPassThrough(OperatorContext(stage, JobConfig(parallelism=1).resolved(1), 0))
+        >>> op.process({"tweet_id": ["a", "b", "a", None], "seq": [0, 1, 2, 3]}, 4, None)
+        >>> op.ctx.output.results, op.ctx.metrics.records_rejected
+        ({'a': 2, 'b': 1}, 1)
+    """
+
+    columns = ("tweet_id", *SINGLE_VIEW_COLUMNS, KEY_GROUP, "seq")
+
+    def process(self, cols: dict[str, Any], n: int, arrivals) -> None:
+        keys, seqs = cols["tweet_id"], cols["seq"]
+        emit, clock = self.ctx.output.emit, time.time_ns
+        rejected = 0
+        for i in range(n):
+            key = keys[i]
+            if key is None:
+                rejected += 1
+                continue
+            emit(key, seqs[i], clock() if arrivals is None else int(arrivals[i]), seqs[i])
+        self.ctx.metrics.records_rejected += rejected

@@ -420,28 +420,30 @@ def cache_size_explorer(
 
 
 def floor_table(summary: dict[str, Any]):
-    """The floor taken apart: per parallelism, each part's cost per record (us), the floor and
-    Spark's own aggregation per record.
+    """The floor taken apart: per job and parallelism, each part's cost per record (us), the
+    floor and Spark's own aggregation per record.
 
     Example::
 
-        >>> floor_table({"part_us_per_record": {"1": {"source": 0.1}},
-        ...              "floor_us_per_record": {"1": 0.1}, "spark_sql_us_per_record": {"1": 0.05}})
-           p  source  floor (engine job)  spark_sql
-        0  1     0.1                 0.1       0.05
+        >>> floor_table({"jobs": {"count": {"part_us_per_record": {"1": {"source": 0.1}},
+        ...     "floor_us_per_record": {"1": 0.1}, "spark_sql_us_per_record": {"1": 0.05}}}})
+             job  p  source  floor (engine job)  spark_sql
+        0  count  1     0.1                 0.1       0.05
     """
     import pandas as pd
 
     rows = [
-        {"p": int(p), **parts, "floor (engine job)": summary["floor_us_per_record"][p],
-         "spark_sql": summary["spark_sql_us_per_record"][p]}
-        for p, parts in summary["part_us_per_record"].items()
+        {"job": job, "p": int(p), **parts,
+         "floor (engine job)": of_job["floor_us_per_record"][p],
+         "spark_sql": of_job["spark_sql_us_per_record"][p]}
+        for job, of_job in summary["jobs"].items()
+        for p, parts in of_job["part_us_per_record"].items()
     ]  # fmt: skip
     return pd.DataFrame(rows).round(3)
 
 
 def format_floor_summary(result: BenchResult) -> str:
-    """What ``skewlab bench floor`` prints: us per record, part by part.
+    """What ``skewlab bench floor`` prints: us per record, part by part, per job.
 
     Example::
 
@@ -454,13 +456,14 @@ def format_floor_summary(result: BenchResult) -> str:
         "the floor (the whole pass-through job) and Spark's own aggregation:",
         floor_table(summary).to_string(index=False),
     ]
-    for p, steps in summary["steps"].items():
-        lines.append(
-            f"p={p}, job seconds min / median / max: "
-            + "; ".join(
-                f"{part} {s['min']:.3f} / {s['median']:.3f} / {s['max']:.3f}"
-                for part, s in steps.items()
+    for job, of_job in summary["jobs"].items():
+        for p, steps in of_job["steps"].items():
+            lines.append(
+                f"{job} job, p={p}, job seconds min / median / max: "
+                + "; ".join(
+                    f"{part} {s['min']:.3f} / {s['median']:.3f} / {s['max']:.3f}"
+                    for part, s in steps.items()
+                )
             )
-        )
     lines.append(f"every record emitted once: {summary['every_record_emitted']}")
     return "\n".join(lines)
