@@ -53,7 +53,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from skewlab.aggregates.hll import DEFAULT_PRECISION
 from skewlab.aggregates.stats_state import with_single_view_states
 from skewlab.engine.config import JobConfig
 from skewlab.engine.job import collect_stage, run_stage
@@ -206,7 +205,7 @@ def _steps(job_name: str, df, spark, job: JobConfig) -> dict[str, Callable[[], A
         key, stage, emit = _VIEW_KEY, view_pass_through_stage(), _emit_view
         columns = (_VIEW_KEY, *VIEW_INPUT, KEY_GROUP)
         sql = lambda: _spark_views(df)  # noqa: E731
-        source = with_single_view_states(df, DEFAULT_PRECISION)
+        source = with_single_view_states(df)
     routed = with_key_groups(source, key, job.max_parallelism, job.parallelism)
     shuffled = identity_partition(routed, spark, job.parallelism).select(
         *dict.fromkeys((key, KEY_GROUP, *stage.input_columns))
@@ -281,8 +280,7 @@ def run_experiment(
                                          "seconds": seconds, "records": n_job,
                                          "records_emitted": emitted})  # fmt: skip
                         bar.update()
-            if job_name == "count":
-                df.unpersist()
+            df.unpersist()  # the count job's cache; the view job's Parquet is not cached
     bar.close()
     return BenchResult(EXPERIMENT, size, rows, summarize(rows))
 

@@ -10,6 +10,7 @@ from skewlab.aggregates.stats_state import with_single_view_states
 from skewlab.cli import main
 from skewlab.engine.config import JobConfig
 from skewlab.engine.job import collect_stage, run_stage
+from skewlab.experiments.chapters import size_settings
 from skewlab.experiments.floor import (
     JOBS,
     PARTS,
@@ -70,7 +71,8 @@ def test_every_part_of_both_jobs_is_measured_and_every_record_is_emitted(spark):
     assert {(r["job"], r["part"]) for r in result.rows} == {
         (job, part) for job in JOBS for part in (*PARTS, "spark_sql")
     }
-    assert {r["records"] for r in result.rows if r["job"] == "view"} == {20_000}
+    view_n = size_settings("floor", "tiny")["view_n"]
+    assert {r["records"] for r in result.rows if r["job"] == "view"} == {view_n}
 
 
 def test_a_bad_size_is_refused_with_exit_2(capsys):
