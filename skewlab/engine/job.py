@@ -29,7 +29,7 @@ from skewlab.engine.routing import KEY_GROUP, identity_partition, with_key_group
 from skewlab.engine.stage import KIND_METRICS, KIND_RESULT, StageSpec, decode_rows, spark_schema
 from skewlab.engine.task import run_subtask
 
-__all__ = ["StageOutput", "collect_stage", "run_stage"]
+__all__ = ["StageOutput", "collect_stage", "python_columns", "run_stage"]
 
 
 def run_stage(df, spark, stage: StageSpec, job: JobConfig):
@@ -43,16 +43,38 @@ def run_stage(df, spark, stage: StageSpec, job: JobConfig):
     routed = identity_partition(routed, spark, job.parallelism)
     if stage.order_by:
         routed = routed.sortWithinPartitions(*stage.order_by)
-    # the operator index stays in the JVM: the subtask checks routing from the key group
-    keep = [stage.key_col, KEY_GROUP, *stage.input_columns]
-    if "kind" in df.columns:
-        keep += ["kind", "metrics"]
-    routed = routed.select(*dict.fromkeys(keep))
+    routed = routed.select(*python_columns(stage, job, df.columns))
 
     def subtask(batches):
         return run_subtask(stage, job, batches)
 
     return routed.mapInArrow(subtask, spark_schema(stage.key_type))
+
+
+def python_columns(stage: StageSpec, job: JobConfig, columns) -> list[str]:
+    """The columns a stage hands its Python subtasks: the key and its key group, the columns
+    its operator reads (``stage.input_columns``), the source position ``seq`` where the
+    runtime itself reads it (a paced source's release times, a savepoint's or checkpoint's
+    position), and an upstream stage's metrics rows. Nothing else crosses to Python: every
+    column costs each record its Arrow conversion. The operator index stays in the JVM (the
+    subtask checks routing from the key group).
+
+    Example::
+
+        >>> from skewlab.engine.stage import StageSpec
+        >>> count = StageSpec(name="1:count", key_col="word", operator=None, final=True,
+        ...                   serializer=None)
+        >>> python_columns(count, JobConfig(parallelism=1).resolved(1), ["word", "seq"])
+        ['word', '_key_group']
+        >>> python_columns(count, JobConfig(parallelism=1, source_rate=1e3).resolved(1), [])
+        ['word', '_key_group', 'seq']
+    """
+    keep = [stage.key_col, KEY_GROUP, *stage.input_columns]
+    if (job.source_rate is not None and stage.source) or job.recovery is not None:
+        keep.append("seq")
+    if "kind" in columns:
+        keep += ["kind", "metrics"]
+    return list(dict.fromkeys(keep))
 
 
 @dataclass

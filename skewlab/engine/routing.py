@@ -59,7 +59,7 @@ def with_key_groups(df, key_col: str, max_parallelism: int, parallelism: int):
     if java_type in JVM_HASHED_TYPES:
         df = with_jvm_key_group(df, key_col, java_type, max_parallelism, KEY_GROUP)
     else:
-        df = df.withColumn(KEY_GROUP, _numpy_key_groups(java_type, max_parallelism)(F.col(key_col)))
+        df = df.withColumn(KEY_GROUP, _string_key_groups(max_parallelism)(F.col(key_col)))
     kg = F.col(KEY_GROUP)
     operator = F.when(kg < 0, F.lit(0)).otherwise(
         ((kg.cast("long") * parallelism) / F.lit(max_parallelism)).cast("int")
@@ -67,15 +67,16 @@ def with_key_groups(df, key_col: str, max_parallelism: int, parallelism: int):
     return df.withColumn(OPERATOR, operator)
 
 
-def _numpy_key_groups(java_type: str, max_parallelism: int):
-    """A pandas UDF: the key group of each key (``String``), hashed in numpy."""
+def _string_key_groups(max_parallelism: int):
+    """A pandas UDF: the key group of each ``String`` key, hashed in numpy (Java's
+    ``String.hashCode`` over UTF-16 units has no cheap form in Spark's expressions)."""
     from pyspark.sql import functions as F
 
     def key_groups(keys: pd.Series) -> pd.Series:
         out = np.full(len(keys), -1, dtype=np.int32)
         present = keys.notna().to_numpy()
         if present.any():
-            hashes = java_hash_array(keys[present].tolist(), java_type)
+            hashes = java_hash_array(keys[present].tolist(), "String")
             out[present] = assign_to_key_group_array(hashes, max_parallelism)
         return pd.Series(out)
 

@@ -43,6 +43,7 @@ from skewlab.engine.stage import (
     result_batch,
     split_metrics_rows,
 )
+from skewlab.state.key_groups import compute_operator_index_for_key_group
 
 __all__ = ["run_subtask"]
 
@@ -114,7 +115,11 @@ def _replay_batch(operator: Operator, ctx: OperatorContext, batch, rate, start_n
 def _check_routing(batch, subtask: int, job: JobConfig) -> None:
     """Every record's key group belongs to this subtask (Flink's operator index of it)."""
     groups = batch.column(KEY_GROUP).to_numpy(zero_copy_only=False).astype(np.int64)
-    ops = np.where(groups < 0, 0, groups * job.parallelism // job.max_parallelism)
+    ops = np.where(
+        groups < 0,  # a null key: operator 0, where it is rejected
+        0,
+        compute_operator_index_for_key_group(job.max_parallelism, job.parallelism, groups),
+    )
     if (ops != subtask).any():
         raise RuntimeError(
             f"routing error: subtask {subtask} received records of operator "

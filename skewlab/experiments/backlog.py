@@ -59,6 +59,7 @@ from skewlab.state.java_hash import java_hash_array
 from skewlab.state.key_groups import (
     assign_to_key_group_array,
     compute_key_group_range_for_operator_index,
+    compute_operator_index_for_key_group,
 )
 from skewlab.strategies import Buffered, Naive, StrategyParameters
 from skewlab.strategies.resume import run_with_savepoint
@@ -166,7 +167,9 @@ def zipf_shares(n_keys: int, skew: float) -> dict[str, float]:
 
 
 def _subtask_loads(groups: np.ndarray, weights: np.ndarray, parallelism: int, max_parallelism: int):
-    subtasks = groups.astype(np.int64) * parallelism // max_parallelism
+    subtasks = compute_operator_index_for_key_group(
+        max_parallelism, parallelism, groups.astype(np.int64)
+    )
     return np.bincount(subtasks, weights=weights, minlength=parallelism)
 
 

@@ -64,7 +64,7 @@ from skewlab.engine.stage import StageSpec, spark_schema
 from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.results import BenchResult, spread
 from skewlab.inputs.views import ViewSpec, generate_views, load_views, save_views
-from skewlab.inputs.wordcount import SEQ, WORD, flip325_input
+from skewlab.inputs.wordcount import WORD, flip325_input
 from skewlab.operators.passthrough import PassThrough, ViewPassThrough
 from skewlab.state.api import PickleSerializer
 from skewlab.strategies.count import spark_count
@@ -156,7 +156,6 @@ def pass_through_stage() -> StageSpec:
         final=True,
         serializer=PickleSerializer(),
         key_type="bigint",
-        input_columns=(SEQ,),
     )
 
 

@@ -71,7 +71,10 @@ from skewlab.iomodel.profiles import load_disk_profile
 from skewlab.iomodel.restore_time import StorageReadModel, object_store_model
 from skewlab.state import create_backend
 from skewlab.state.api import PickleSerializer
-from skewlab.state.key_groups import compute_key_group_range_for_operator_index
+from skewlab.state.key_groups import (
+    compute_key_group_range_for_operator_index,
+    compute_operator_index_for_key_group,
+)
 from skewlab.state.restore import RESTORE_WAYS, RestoreIO, check_new_parallelism, restore_subtask
 from skewlab.state.rocksdb import encode_key
 from skewlab.state.rocksdb_native import NATIVE_METHODS, native_snapshot, restore_native
@@ -137,8 +140,12 @@ def key_assignment_table(
             {
                 "key": key,
                 "key_group": group,
-                "old_subtask": group * old_parallelism // max_parallelism,
-                "new_subtask": group * new_parallelism // max_parallelism,
+                "old_subtask": compute_operator_index_for_key_group(
+                    max_parallelism, old_parallelism, group
+                ),
+                "new_subtask": compute_operator_index_for_key_group(
+                    max_parallelism, new_parallelism, group
+                ),
                 "old_modulo": key % old_parallelism,
                 "new_modulo": key % new_parallelism,
             }

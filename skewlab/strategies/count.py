@@ -380,8 +380,7 @@ def run_count(
         final=True,
         serializer=PickleSerializer(),
         key_type=spark_key,
-        order_by=count.order_by,
-        input_columns=(SEQ,),
+        order_by=count.order_by,  # the count operators read only the key and its key group
     )
     out = collect_stage(run_stage(df, spark, stage, job), stage.serializer)
     return _fold_count(count, key_type, job, out)

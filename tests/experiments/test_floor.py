@@ -36,6 +36,28 @@ def test_the_pass_through_operator_emits_every_record_once_per_subtask(spark, p)
     ]
 
 
+def test_the_count_job_hands_python_only_the_key_and_its_key_group_unless_paced(spark):
+    # every column crossing to Python costs each record its Arrow conversion: ``seq`` goes only
+    # where the runtime reads it (a paced source's release times)
+    words = flip325_input(spark, 2_001)
+    stage = pass_through_stage()
+    for rate, sent in ((None, ["word", "_key_group"]), (1e7, ["word", "_key_group", "seq"])):
+        job = JobConfig(parallelism=1, source_rate=rate).resolved(2)
+        out_df = run_stage(words, spark, stage, job)
+        assert _python_input(out_df) == sent
+        out = collect_stage(out_df, stage.serializer)
+        assert sum(r for r, _ in out.results.values()) == 2_001
+
+
+def _python_input(out_df) -> list[str]:
+    """The columns of the plan node under Spark's ``MapInArrow``: what crosses to Python."""
+    node = out_df._jdf.queryExecution().optimizedPlan()
+    while "MapInArrow" not in node.nodeName():
+        node = node.children().apply(0)
+    names = node.children().apply(0).output()
+    return [names.apply(i).name() for i in range(names.size())]
+
+
 def _subtask(x: int, job: JobConfig) -> int:
     from skewlab.inputs.wordcount import flip325_key
     from skewlab.state.key_groups import assign_key_to_parallel_operator
