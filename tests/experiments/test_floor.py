@@ -9,7 +9,8 @@ import pytest
 from skewlab.aggregates.stats_state import with_single_view_states
 from skewlab.cli import main
 from skewlab.engine.config import JobConfig
-from skewlab.engine.job import collect_stage, run_stage
+from skewlab.engine.job import collect_stage, python_columns, run_stage
+from skewlab.engine.recovery import Recovery
 from skewlab.experiments.chapters import size_settings
 from skewlab.experiments.floor import (
     JOBS,
@@ -47,6 +48,20 @@ def test_the_count_job_hands_python_only_the_key_and_its_key_group_unless_paced(
         assert _python_input(out_df) == sent
         out = collect_stage(out_df, stage.serializer)
         assert sum(r for r, _ in out.results.values()) == 2_001
+
+
+def test_seq_crosses_to_python_for_savepoints_and_checkpoints():
+    # a savepoint or checkpoint records each subtask's source position: the runtime reads seq
+    stage = pass_through_stage()
+    checkpoints = Recovery(checkpoint_interval=100, checkpoint_dir="/tmp/skewlab-unused")
+    savepoint = Recovery(stop_at=10, savepoint_dir="/tmp/skewlab-unused")
+    for recovery in (checkpoints, savepoint):
+        job = JobConfig(parallelism=1, recovery=recovery).resolved(2)
+        assert python_columns(stage, job, ["word", "seq"]) == ["word", "_key_group", "seq"]
+    assert python_columns(stage, JobConfig(parallelism=1).resolved(2), ["word", "seq"]) == [
+        "word",
+        "_key_group",
+    ]
 
 
 def _python_input(out_df) -> list[str]:
