@@ -41,6 +41,8 @@ __all__ = [
     "format_splitting_summary",
     "imbalance_figure",
     "simulated_figure",
+    "simulated_throughput_figure",
+    "describe_simulated_throughput",
     "splitting_explorer",
     "splitting_table",
     "throughput_figure",
@@ -202,6 +204,105 @@ def simulated_figure(result) -> go.Figure:
     return fig
 
 
+def simulated_throughput_figure(result) -> go.Figure:
+    """Simulated from the measured per-record costs (no job runs): each side's job throughput
+    over naive's as ``p`` grows, stages in turn as Spark runs them (solid) and the partial stage
+    alone, as if the merge cost nothing (dotted), at the headline workload.
+
+    Example::
+
+        >>> len(simulated_throughput_figure({"by_workload": [], "simulated": []}).data)
+        0
+    """
+    summary = _summary(result)
+    rows = _modelled_rows(summary)
+    fig = go.Figure()
+    for side in SIDES[1:]:
+        mine = [r for r in rows if r["strategy"] == side]
+        if not mine:
+            continue
+        for key, dash, suffix in (
+            ("speedup_over_naive_in_turn", "solid", ""),
+            ("speedup_over_naive_partial_stage_only", "dot", ", partial stage alone"),
+        ):
+            fig.add_scatter(
+                name=LABELS[side] + suffix,
+                x=[r["parallelism"] for r in mine],
+                y=[r[key] for r in mine],
+                mode="lines+markers",
+                line={"color": COLORS[side], "dash": dash},
+            )
+    if rows:
+        fig.add_hline(y=1, line_dash="dot", line_color=COLORS["parity"])
+    fig.update_layout(
+        template=TEMPLATE,
+        title=f"Simulated job throughput over naive's, {rows[0]['workload'] if rows else ''} "
+        "(from this run's per-record costs)",
+        xaxis={"title": "parallelism p", "type": "log"},
+        yaxis={"title": "throughput / naive's"},
+    )
+    return fig
+
+
+def _modelled_rows(summary: dict[str, Any]) -> list[dict]:
+    """The simulated rows with a modelled throughput, at the headline workload."""
+    point = summary.get("headline_point") or {}
+    rows = [r for r in summary.get("simulated") or [] if "speedup_over_naive_in_turn" in r]
+    return [r for r in rows if r["workload"] == point.get("workload", r["workload"])]
+
+
+def describe_simulated_throughput(result) -> str:
+    """Sentences about the simulated throughput at the largest ``p``, computed from the result:
+    what the model was calibrated on, how close it came to this run's own job times there, and
+    each side's speedup over naive with and without the merge.
+
+    Example::
+
+        >>> describe_simulated_throughput({"by_workload": [], "simulated": []})
+        'nothing simulated'
+    """
+    summary = _summary(result)
+    rows, model = _modelled_rows(summary), summary.get("model")
+    if not rows or not model:
+        return "nothing simulated"
+    p = max(r["parallelism"] for r in rows)
+    at = {r["strategy"]: r for r in rows if r["parallelism"] == p}
+    checks = [c for c in model["check_at_calibration"] if c["workload"] == rows[0]["workload"]]
+    slots = model["task_slots"]
+    calibrated = model["calibrated_at_parallelism"]
+    lines = [
+        f"Simulated, {rows[0]['workload']}, p={p}: job throughput over naive's, stages in turn "
+        "(pipelined): "
+        + ", ".join(
+            f"{LABELS[s]} {at[s]['speedup_over_naive_in_turn']:.2f}x "
+            f"({at[s]['speedup_over_naive_pipelined']:.2f}x)"
+            for s in SIDES[1:]
+            if s in at
+        )
+        + "; the partial stage alone (a merge costing nothing): "
+        + ", ".join(
+            f"{LABELS[s]} {at[s]['speedup_over_naive_partial_stage_only']:.2f}x"
+            for s in SIDES[1:]
+            if s in at
+        )
+        + ".",
+        f"Per-record costs measured by this run at p={calibrated} on {slots} task slots"
+        + (
+            " (more subtasks than slots: the check below mixes in the sharing)"
+            if calibrated > slots
+            else ""
+        )
+        + "; the model's job time there over the measured one: "
+        + ", ".join(
+            f"{LABELS[c['strategy']]} {c['predicted_over_measured']:.2f}"
+            for c in checks
+            if c["predicted_over_measured"] is not None
+        )
+        + ".",
+    ]
+    return "\n".join(lines)
+
+
 def describe_splitting(result) -> str:
     """Sentences about the headline point, computed from the result (which run it is, the
     figures and the papers' claims beside them).
@@ -254,6 +355,18 @@ def format_splitting_summary(result) -> str:
             index=["workload", "parallelism"], columns="strategy", values="imbalance_max_over_mean"
         )[list(SIDES)]
         lines += ["", "simulated routing (no job), max / mean:", frame.round(3).to_string()]
+    if _modelled_rows(summary):
+        frame = pd.DataFrame(_modelled_rows(summary)).pivot_table(
+            index=["workload", "parallelism"],
+            columns="strategy",
+            values="speedup_over_naive_in_turn",
+        )[list(SIDES)]
+        lines += [
+            "",
+            "simulated job throughput over naive's (stages in turn, from measured costs):",
+            frame.round(3).to_string(),
+            describe_simulated_throughput(summary),
+        ]
     return "\n".join(lines)
 
 
