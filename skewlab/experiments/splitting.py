@@ -192,6 +192,7 @@ def run_experiment(
         )
     bar.close()
     summary = summarize(rows, state, simulated)
+    summary["spark_master"] = spark.sparkContext.master
     summary["model"] = {
         "calibrated_at_parallelism": calibrated_at,
         "task_slots": spark.sparkContext.defaultParallelism,
