@@ -19,9 +19,10 @@ import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
 
+from skewlab.experiments.cache_admission import flip325_trace, zipf_trace
 from skewlab.experiments.results import bench_rows, bench_summary
 from skewlab.experiments.splitting import PAPERS, SIDES, routed_loads, zipf_senders
-from skewlab.state.cache_admission import POLICIES
+from skewlab.state.cache_admission import POLICIES, hits
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
 from skewlab.viz.text import spread_text
@@ -29,6 +30,7 @@ from skewlab.viz.text import spread_text
 __all__ = [
     "LABELS",
     "POLICY_LABELS",
+    "admission_explorer",
     "admission_figure",
     "admission_table",
     "describe_policies",
@@ -444,6 +446,61 @@ def splitting_explorer(
             barmode="group",
         )
         return [fig, pd.DataFrame(rows)]
+
+    return Explorer(controls, draw).start()
+
+
+def admission_explorer(
+    requests: int = 100_000, n_keys: int | None = None, skew: float = 1.0, capacity: int = 500
+) -> Explorer:
+    """Sliders for the cache size and the Zipf skew (or FLIP-325's key sequence): the hit ratio
+    of LRU, W-TinyLFU and OPT over ``requests`` keys drawn over ``n_keys`` (default a tenth of
+    the requests, the issue's ratio) redrawn -- simulated, a replay of the keys, no job runs.
+
+    Example::
+
+        >>> explorer = admission_explorer(requests=5_000)
+        >>> _ = explorer.update(capacity=250, trace="FLIP-325's keys")
+        >>> explorer.figures[0].layout.title.text
+        "Simulated hit ratio, FLIP-325's keys, 250 entries"
+        >>> explorer.outputs[1]["hit ratio"].tolist()[0]  # LRU at 250 entries: FLIP-325's 0 %
+        0.0
+    """
+    n_keys = n_keys or max(requests // 10, 1)
+    controls = {
+        "capacity": widgets.IntSlider(
+            value=capacity, min=10, max=2_000, step=10, description="cache entries",
+            style=WIDGET_STYLE,
+        ),
+        "skew": widgets.FloatSlider(
+            value=skew, min=0.5, max=1.5, step=0.1, description="Zipf skew", style=WIDGET_STYLE
+        ),
+        "trace": widgets.Dropdown(
+            options=["Zipf", "FLIP-325's keys"], value="Zipf", description="keys",
+            style=WIDGET_STYLE,
+        ),
+    }  # fmt: skip
+
+    def draw(capacity, skew, trace):
+        zipf = trace == "Zipf"
+        keys = zipf_trace(requests, n_keys, skew) if zipf else flip325_trace(requests)
+        name = f"Zipf {skew:g} over {n_keys:,} keys" if zipf else "FLIP-325's keys"
+        ratios = {policy: hits(keys, capacity, policy) / requests for policy in POLICIES}
+        fig = go.Figure()
+        fig.add_bar(
+            x=[POLICY_LABELS[p] for p in POLICIES],
+            y=list(ratios.values()),
+            marker_color=[_POLICY_COLORS[p] for p in POLICIES],
+        )
+        fig.update_layout(
+            template=TEMPLATE,
+            title=f"Simulated hit ratio, {name}, {capacity:,} entries",
+            yaxis={"title": "hit ratio", "tickformat": ".0%", "range": [0, 1]},
+        )
+        table = pd.DataFrame(
+            {"policy": [POLICY_LABELS[p] for p in POLICIES], "hit ratio": list(ratios.values())}
+        )
+        return [fig, table]
 
     return Explorer(controls, draw).start()
 

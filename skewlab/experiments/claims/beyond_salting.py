@@ -214,8 +214,9 @@ CLAIMS = (
         why=(
             "Every stage here emits per record, so the merge receives one partial per input "
             "record, keyed by the tweet: it is exactly as hot as naive's only stage, and a "
-            "merged partial costs about what a view does. The partial stage alone shows what a "
-            "merge fed fewer partials (the papers' periodic aggregation) would leave."
+            "merge record costs about what a naive one does (both end in the seed's per-record "
+            "toStats). The partial stage alone shows what a merge fed fewer partials (the "
+            "papers' periodic aggregation) would leave."
         ),
     ),
     Claim(
