@@ -24,7 +24,10 @@ partial stage and the merge. Two cores run ``p = 4``'s subtasks two at a time: t
 there is bounded by the two cores, and the load columns show the balance itself.
 
 Beyond the machine, **simulated** (and named so): the same senders' routing of the same keys
-(the views' partitions, in their order) at ``p`` up to 128, imbalance only -- no job runs.
+(the views' partitions, in their order) at ``p`` up to 128 -- no job runs -- giving each side's
+imbalance and, from the per-record costs this run measured at its smallest ``p``, its job
+throughput and speedup over naive (the model and its check against the runs:
+:mod:`skewlab.experiments.splitting_at_scale`; ``summary["model"]``).
 
 The papers' figures (their abstracts) stand beside: PKG "reduces the load imbalance by up to
 several orders of magnitude" against hashing and gains "up to 60 %" throughput on Storm;
@@ -53,6 +56,11 @@ from skewlab.experiments.buffering import _startup_seconds as startup_seconds
 from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.remedy_costs import warm_up
 from skewlab.experiments.results import BenchResult, spread
+from skewlab.experiments.splitting_at_scale import (
+    calibration,
+    check_against_runs,
+    simulated_throughput,
+)
 from skewlab.inputs.views import ViewSpec, generate_views, zipf_cdf
 from skewlab.state.java_hash import java_string_hash_array
 from skewlab.state.key_groups import assign_to_key_group_array, compute_default_max_parallelism
@@ -88,7 +96,12 @@ HEADLINE_SKEW, HEADLINE_P = 1.0, 4
 #: The headline ratios; no seed published these (the papers' claims are in :data:`PAPERS`).
 HEADLINES: dict[str, float | None] = {
     f"{what}_{side}": None
-    for what in ("imbalance_max_over_mean", "speedup_over_naive", "state_replicas_per_hot_key")
+    for what in (
+        "imbalance_max_over_mean",
+        "speedup_over_naive",
+        "state_replicas_per_hot_key",
+        "simulated_speedup_over_naive",
+    )
     for side in SIDES
 }
 #: The papers' own words (their abstracts), shown beside the measurement.
@@ -169,11 +182,22 @@ def run_experiment(
                     bar.update()
             views.unpersist()
     bar.set_postfix_str("simulated routing")
+    calibrated_at, checks = min(parallelisms), []
     for spec in specs:
         views = generate_views(spark, spec)
-        simulated += simulated_imbalance(views, settings["simulated_parallelisms"], _workload(spec))
+        calibrated = calibration(rows, _workload(spec), calibrated_at)
+        checks += check_against_runs(rows, calibrated)
+        simulated += simulated_imbalance(
+            views, settings["simulated_parallelisms"], _workload(spec), calibrated
+        )
     bar.close()
     summary = summarize(rows, state, simulated)
+    summary["spark_master"] = spark.sparkContext.master
+    summary["model"] = {
+        "calibrated_at_parallelism": calibrated_at,
+        "task_slots": spark.sparkContext.defaultParallelism,
+        "check_at_calibration": checks,
+    }
     return BenchResult(EXPERIMENT, size, rows, summary)
 
 
@@ -181,15 +205,18 @@ def _workload(spec: ViewSpec) -> str:
     return f"zipf {spec.skew:g} over {spec.n_tweets} tweets"
 
 
-def _first_stage(result) -> list[dict]:
-    stages = sorted({s["stage"] for s in result.subtasks})
-    return sorted(
-        (s for s in result.subtasks if s["stage"] == stages[0]), key=lambda s: s["subtask"]
-    )
+def _stages(result) -> list[list[dict]]:
+    """The run's keyed stages in order (the routed one first), each its subtasks in order."""
+    names = sorted({s["stage"] for s in result.subtasks})
+    return [
+        sorted((s for s in result.subtasks if s["stage"] == name), key=lambda s: s["subtask"])
+        for name in names
+    ]
 
 
 def _row(name, spec, side, run, result, startup: float, reference: str) -> dict:
-    first = _first_stage(result)
+    stages = _stages(result)
+    first = stages[0]
     records = [s["records"] for s in first]
     net = result.wall_seconds - startup
     return {
@@ -210,6 +237,14 @@ def _row(name, spec, side, run, result, startup: float, reference: str) -> dict:
         "subtask_records": records,
         "subtask_state_reads": [s["state_reads"] for s in first],
         "subtask_busy_seconds": [s["operator_seconds"] for s in first],
+        "stages": [
+            {
+                "stage": stage[0]["stage"],
+                "subtask_records": [s["records"] for s in stage],
+                "subtask_operator_seconds": [s["operator_seconds"] for s in stage],
+            }
+            for stage in stages
+        ],
         "imbalance_max_over_mean": max(records) / (sum(records) / len(records)),
         "skew_score": skew_score(records),
         "order_violations": result.order_violations,
@@ -260,10 +295,16 @@ def _state(name, spec, side, strategy, views, job, states) -> dict:
     }
 
 
-def simulated_imbalance(views, parallelisms, workload: str = "") -> list[dict]:
+def simulated_imbalance(
+    views, parallelisms, workload: str = "", calibrated: dict | None = None
+) -> list[dict]:
     """Simulated, not run: the imbalance (``max / mean`` records per subtask) each side's
     routing gives the views' keys at each ``p`` -- the senders are the views' partitions, in
     their order, routing with the very :class:`Sender` the runs use (:func:`routed_loads`).
+    With ``calibrated`` per-record costs
+    (:func:`~skewlab.experiments.splitting_at_scale.calibration`), each row also carries the
+    simulated job throughput and speedup over naive, stages in turn and pipelined
+    (:mod:`skewlab.experiments.splitting_at_scale`).
 
     Example::
 
@@ -285,12 +326,22 @@ def simulated_imbalance(views, parallelisms, workload: str = "") -> list[dict]:
     salts = [part["h"].tolist() for part in senders]
     rows = []
     for p in parallelisms:
-        for side in SIDES:
-            loads = routed_loads(keys, p, side, salt_hashes=salts)
+        routed = {side: routed_loads(keys, p, side, salt_hashes=salts) for side in SIDES}
+        # the merge gets one partial per record, keyed by the tweet: naive's routing
+        stages = {
+            s: [loads] if s == "naive" else [loads, routed["naive"]] for s, loads in routed.items()
+        }
+        modelled = (
+            simulated_throughput(stages, calibrated, int(routed["naive"].sum()))
+            if calibrated is not None
+            else {}
+        )
+        for side, loads in routed.items():
             rows.append({
                 "workload": workload, "parallelism": p, "strategy": side, "simulated": True,
                 "imbalance_max_over_mean": float(loads.max() / loads.mean()),
                 "skew_score": skew_score(loads.tolist()),
+                **modelled.get(side, {}),
             })  # fmt: skip
     return rows
 
@@ -420,6 +471,15 @@ def summarize(rows: list[dict], state: list[dict], simulated: list[dict]) -> dic
             summary[f"state_replicas_per_hot_key_{side}"] = point[side][
                 "state_replicas_per_hot_key"
             ]
+        at_scale = [r for r in simulated if r["workload"] == point["workload"]]
+        if at_scale and "speedup_over_naive_in_turn" in at_scale[0]:
+            p = max(r["parallelism"] for r in at_scale)
+            summary["simulated_at_parallelism"] = p
+            for r in at_scale:
+                if r["parallelism"] == p:
+                    summary[f"simulated_speedup_over_naive_{r['strategy']}"] = r[
+                        "speedup_over_naive_in_turn"
+                    ]
     return summary
 
 

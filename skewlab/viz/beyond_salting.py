@@ -19,9 +19,10 @@ import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
 
+from skewlab.experiments.cache_admission import flip325_trace, zipf_trace
 from skewlab.experiments.results import bench_rows, bench_summary
 from skewlab.experiments.splitting import PAPERS, SIDES, routed_loads, zipf_senders
-from skewlab.state.cache_admission import POLICIES
+from skewlab.state.cache_admission import POLICIES, hits
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
 from skewlab.viz.text import spread_text
@@ -29,6 +30,7 @@ from skewlab.viz.text import spread_text
 __all__ = [
     "LABELS",
     "POLICY_LABELS",
+    "admission_explorer",
     "admission_figure",
     "admission_table",
     "describe_policies",
@@ -41,6 +43,8 @@ __all__ = [
     "format_splitting_summary",
     "imbalance_figure",
     "simulated_figure",
+    "simulated_throughput_figure",
+    "describe_simulated_throughput",
     "splitting_explorer",
     "splitting_table",
     "throughput_figure",
@@ -202,6 +206,122 @@ def simulated_figure(result) -> go.Figure:
     return fig
 
 
+def simulated_throughput_figure(result) -> go.Figure:
+    """Simulated from the measured per-record costs (no job runs): each side's job throughput
+    over naive's as ``p`` grows, stages in turn as Spark runs them (solid) and the partial stage
+    alone, as if the merge cost nothing (dotted), at the headline workload.
+
+    Example::
+
+        >>> len(simulated_throughput_figure({"by_workload": [], "simulated": []}).data)
+        0
+    """
+    summary = _summary(result)
+    rows = _modelled_rows(summary)
+    fig = go.Figure()
+    for side in SIDES[1:]:
+        mine = [r for r in rows if r["strategy"] == side]
+        if not mine:
+            continue
+        for key, dash, suffix in (
+            ("speedup_over_naive_in_turn", "solid", ""),
+            ("speedup_over_naive_partial_stage_only", "dot", ", partial stage alone"),
+        ):
+            fig.add_scatter(
+                name=LABELS[side] + suffix,
+                x=[r["parallelism"] for r in mine],
+                y=[r[key] for r in mine],
+                mode="lines+markers",
+                line={"color": COLORS[side], "dash": dash},
+            )
+    if rows:
+        fig.add_hline(y=1, line_dash="dot", line_color=COLORS["parity"])
+    fig.update_layout(
+        template=TEMPLATE,
+        title=f"Simulated job throughput over naive's, {rows[0]['workload'] if rows else ''} "
+        "(from this run's per-record costs)",
+        xaxis={"title": "parallelism p", "type": "log"},
+        yaxis={"title": "throughput / naive's"},
+    )
+    return fig
+
+
+def _modelled_rows(summary: dict[str, Any]) -> list[dict]:
+    """The simulated rows with a modelled throughput, at the headline workload."""
+    point = summary.get("headline_point") or {}
+    rows = [r for r in summary.get("simulated") or [] if "speedup_over_naive_in_turn" in r]
+    return [r for r in rows if r["workload"] == point.get("workload", r["workload"])]
+
+
+def describe_simulated_throughput(result) -> str:
+    """Sentences about the simulated throughput at the largest ``p``, computed from the result:
+    what the model was calibrated on, how close it came to this run's own job times there, and
+    each side's speedup over naive with and without the merge.
+
+    Example::
+
+        >>> describe_simulated_throughput({"by_workload": [], "simulated": []})
+        'nothing simulated'
+    """
+    summary = _summary(result)
+    rows, model = _modelled_rows(summary), summary.get("model")
+    if not rows or not model:
+        return "nothing simulated"
+    p = max(r["parallelism"] for r in rows)
+    at = {r["strategy"]: r for r in rows if r["parallelism"] == p}
+    checks = [c for c in model["check_at_calibration"] if c["workload"] == rows[0]["workload"]]
+    slots = model["task_slots"]
+    calibrated = model["calibrated_at_parallelism"]
+    lines = [
+        f"Simulated, {rows[0]['workload']}, p={p}: job throughput over naive's, stages in turn "
+        "(pipelined): "
+        + ", ".join(
+            f"{LABELS[s]} {at[s]['speedup_over_naive_in_turn']:.2f}x "
+            f"({at[s]['speedup_over_naive_pipelined']:.2f}x)"
+            for s in SIDES[1:]
+            if s in at
+        )
+        + "; the partial stage alone (a merge costing nothing): "
+        + ", ".join(
+            f"{LABELS[s]} {at[s]['speedup_over_naive_partial_stage_only']:.2f}x"
+            for s in SIDES[1:]
+            if s in at
+        )
+        + ".",
+        f"Per-record costs measured by this run at p={calibrated} on {slots} task slots"
+        + (f" ({summary['spark_master']})" if summary.get("spark_master") else "")
+        + (
+            " (more subtasks than slots: the check below mixes in the sharing)"
+            if calibrated > slots
+            else ""
+        )
+        + "; the model's job time there over the measured one: "
+        + ", ".join(
+            f"{LABELS[c['strategy']]} {c['predicted_over_measured']:.2f}"
+            for c in checks
+            if c["predicted_over_measured"] is not None
+        )
+        + ".",
+    ]
+    split = [
+        c["predicted_over_measured"]
+        for c in checks
+        if c["strategy"] != "naive" and c["predicted_over_measured"] is not None
+    ]
+    if split and max(split) < 1:
+        lines.append(
+            "The model leaves out what only the split sides pay outside their operators (the "
+            "senders' routing pass, the second shuffle): it gives them less time than they took "
+            "here, so their simulated speedups above are, if anything, too high."
+        )
+    elif split and min(split) > 1:
+        lines.append(
+            "The model gives the split sides more time than they took here: their simulated "
+            "speedups above are, if anything, too low."
+        )
+    return "\n".join(lines)
+
+
 def describe_splitting(result) -> str:
     """Sentences about the headline point, computed from the result (which run it is, the
     figures and the papers' claims beside them).
@@ -254,6 +374,18 @@ def format_splitting_summary(result) -> str:
             index=["workload", "parallelism"], columns="strategy", values="imbalance_max_over_mean"
         )[list(SIDES)]
         lines += ["", "simulated routing (no job), max / mean:", frame.round(3).to_string()]
+    if _modelled_rows(summary):
+        frame = pd.DataFrame(_modelled_rows(summary)).pivot_table(
+            index=["workload", "parallelism"],
+            columns="strategy",
+            values="speedup_over_naive_in_turn",
+        )[list(SIDES)]
+        lines += [
+            "",
+            "simulated job throughput over naive's (stages in turn, from measured costs):",
+            frame.round(3).to_string(),
+            describe_simulated_throughput(summary),
+        ]
     return "\n".join(lines)
 
 
@@ -314,6 +446,61 @@ def splitting_explorer(
             barmode="group",
         )
         return [fig, pd.DataFrame(rows)]
+
+    return Explorer(controls, draw).start()
+
+
+def admission_explorer(
+    requests: int = 100_000, n_keys: int | None = None, skew: float = 1.0, capacity: int = 500
+) -> Explorer:
+    """Sliders for the cache size and the Zipf skew (or FLIP-325's key sequence): the hit ratio
+    of LRU, W-TinyLFU and OPT over ``requests`` keys drawn over ``n_keys`` (default a tenth of
+    the requests, the issue's ratio) redrawn -- simulated, a replay of the keys, no job runs.
+
+    Example::
+
+        >>> explorer = admission_explorer(requests=5_000)
+        >>> _ = explorer.update(capacity=250, trace="FLIP-325's keys")
+        >>> explorer.figures[0].layout.title.text
+        "Simulated hit ratio, FLIP-325's keys, 250 entries"
+        >>> explorer.outputs[1]["hit ratio"].tolist()[0]  # LRU at 250 entries: FLIP-325's 0 %
+        0.0
+    """
+    n_keys = n_keys or max(requests // 10, 1)
+    controls = {
+        "capacity": widgets.IntSlider(
+            value=capacity, min=10, max=2_000, step=10, description="cache entries",
+            style=WIDGET_STYLE,
+        ),
+        "skew": widgets.FloatSlider(
+            value=skew, min=0.5, max=1.5, step=0.1, description="Zipf skew", style=WIDGET_STYLE
+        ),
+        "trace": widgets.Dropdown(
+            options=["Zipf", "FLIP-325's keys"], value="Zipf", description="keys",
+            style=WIDGET_STYLE,
+        ),
+    }  # fmt: skip
+
+    def draw(capacity, skew, trace):
+        zipf = trace == "Zipf"
+        keys = zipf_trace(requests, n_keys, skew) if zipf else flip325_trace(requests)
+        name = f"Zipf {skew:g} over {n_keys:,} keys" if zipf else "FLIP-325's keys"
+        ratios = {policy: hits(keys, capacity, policy) / requests for policy in POLICIES}
+        fig = go.Figure()
+        fig.add_bar(
+            x=[POLICY_LABELS[p] for p in POLICIES],
+            y=list(ratios.values()),
+            marker_color=[_POLICY_COLORS[p] for p in POLICIES],
+        )
+        fig.update_layout(
+            template=TEMPLATE,
+            title=f"Simulated hit ratio, {name}, {capacity:,} entries",
+            yaxis={"title": "hit ratio", "tickformat": ".0%", "range": [0, 1]},
+        )
+        table = pd.DataFrame(
+            {"policy": [POLICY_LABELS[p] for p in POLICIES], "hit ratio": list(ratios.values())}
+        )
+        return [fig, table]
 
     return Explorer(controls, draw).start()
 

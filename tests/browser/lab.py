@@ -70,6 +70,8 @@ class LabNotebook:
     name: str
     log: list[Interaction] = field(default_factory=list)
     run_started: float = 0.0
+    #: which of the notebook's live widgets the actions go to (-1: the last)
+    explorer_index: int = -1
 
     def open(self) -> LabNotebook:
         # reset: a fresh workspace of the notebook's own (two tabs of the lab may be open at
@@ -107,8 +109,9 @@ class LabNotebook:
 
     @property
     def explorer(self):
-        """The notebook's live widget (an Explorer's box)."""
-        return self.page.locator(".skewlab-explorer").last
+        """The notebook's live widget (an Explorer's box): the last, or the
+        :attr:`explorer_index`-th of several."""
+        return self.page.locator(".skewlab-explorer").nth(self.explorer_index)
 
     def charts(self, root=None) -> list[dict]:
         """Title, trace names, legend, tick labels and text of each chart (of ``root``)."""

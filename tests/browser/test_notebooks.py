@@ -200,6 +200,7 @@ def drive_09(nb: LabNotebook) -> None:
 
 
 def drive_10(nb: LabNotebook) -> None:
+    nb.explorer_index = 0  # the routing explorer; the cache admission explorer is the last
     t = time.perf_counter()
     nb.type_into_slider("parallelism p", "64")
     nb.expect(
@@ -214,6 +215,19 @@ def drive_10(nb: LabNotebook) -> None:
         "type 3 into the D-Choices d slider",
         "the title says D-Choices d=3",
         lambda: _title(nb).endswith("D-Choices d=3"),
+        t,
+    )
+    nb.explorer_index = -1
+    t = time.perf_counter()
+    nb.type_into_slider("cache entries", "250")
+    nb.pick("keys", "FLIP-325's keys")
+    nb.expect(
+        "type 250 into the cache entries slider, pick FLIP-325's keys",
+        "the title says FLIP-325's keys at 250 entries and LRU's hit ratio is 0 (FLIP-325's)",
+        lambda: (
+            _title(nb) == "Simulated hit ratio, FLIP-325's keys, 250 entries"
+            and float(nb.table()[0]["hit ratio"]) == 0
+        ),
         t,
     )
 

@@ -63,9 +63,44 @@ def test_the_simulated_routing_covers_every_side_and_parallelism(result):
     assert all(r["simulated"] and r["imbalance_max_over_mean"] >= 1 for r in simulated)
 
 
+def test_the_model_rests_on_the_runs_it_was_calibrated_on(result):
+    # its premise: the merge receives one partial per record (so its loads are naive's)
+    for row in result.rows:
+        assert len(row["stages"]) == (1 if row["strategy"] == "naive" else 2)
+        assert all(sum(s["subtask_records"]) == row["records_processed"] for s in row["stages"])
+    model = result.summary["model"]
+    assert model["calibrated_at_parallelism"] == min(
+        size_settings("splitting", "tiny")["parallelisms"]
+    )
+    checks = {c["strategy"]: c for c in model["check_at_calibration"]}
+    assert set(checks) == set(splitting.SIDES)
+    # calibrated on naive's own job time: the model gives it back (median over runs)
+    assert checks["naive"]["predicted_over_measured"] == pytest.approx(1.0, rel=1e-6)
+
+
+def test_the_simulated_throughput_is_over_naive_at_every_parallelism(result):
+    s = result.summary
+    p = s["simulated_at_parallelism"]
+    assert p == max(size_settings("splitting", "tiny")["simulated_parallelisms"])
+    for row in s["simulated"]:
+        if row["strategy"] == "naive":
+            assert row["speedup_over_naive_in_turn"] == pytest.approx(1.0)
+        # the partial stage alone is at least as fast as both stages in turn
+        assert row["speedup_over_naive_partial_stage_only"] >= row["speedup_over_naive_in_turn"]
+        assert row["throughput_pipelined"] >= row["throughput_in_turn"] * (1 - 1e-12)
+    headline = {
+        r["strategy"]: r["speedup_over_naive_in_turn"]
+        for r in s["simulated"]
+        if r["parallelism"] == p and r["workload"] == s["headline_point"]["workload"]
+    }
+    assert all(s[f"simulated_speedup_over_naive_{k}"] == v for k, v in headline.items())
+
+
 def test_the_printed_summary_and_table_say_what_was_measured(result):
     text = format_splitting_summary(result)
     assert "simulated routing (no job)" in text and "papers" in text.lower()
+    assert "simulated job throughput over naive's" in text
+    assert f"p={result.summary['simulated_at_parallelism']}" in text
     table = splitting_table(result)
     assert len(table) == len(splitting.SIDES) and set(table["p"]) == {4}
 
@@ -82,6 +117,13 @@ def test_the_chapters_claims_read_this_tiny_run(result, admission):
     throughput = outcomes["pkg_job_throughput_beats_naive"]
     assert throughput.status in (HELD, NOT_HELD)
     assert throughput.held == (result.summary["speedup_over_naive_pkg"] > 1)
+    at_scale = outcomes["pkg_beats_naive_at_scale"]
+    assert at_scale.status in (HELD, NOT_HELD)
+    assert at_scale.held == (result.summary["simulated_speedup_over_naive_pkg"] > 1)
+    w = result.summary["simulated_speedup_over_naive_wchoices"]
+    assert outcomes["wchoices_beats_pkg_at_scale"].held == (
+        w > result.summary["simulated_speedup_over_naive_pkg"]
+    )
     # the issue's simulation is at 1,000,000 requests: not measured at the tiny size
     assert outcomes["tinylfu_as_the_issue_simulated_it"].status == NOT_MEASURED
     assert outcomes["replayed_lru_hits_flip325_exactly"].held
