@@ -50,11 +50,11 @@ def test_the_count_job_hands_python_only_the_key_and_its_key_group_unless_paced(
         assert sum(r for r, _ in out.results.values()) == 2_001
 
 
-def test_seq_crosses_to_python_for_savepoints_and_checkpoints():
+def test_seq_crosses_to_python_for_savepoints_and_checkpoints(tmp_path):
     # a savepoint or checkpoint records each subtask's source position: the runtime reads seq
     stage = pass_through_stage()
-    checkpoints = Recovery(checkpoint_interval=100, checkpoint_dir="/tmp/skewlab-unused")
-    savepoint = Recovery(stop_at=10, savepoint_dir="/tmp/skewlab-unused")
+    checkpoints = Recovery(checkpoint_interval=100, checkpoint_dir=str(tmp_path / "checkpoints"))
+    savepoint = Recovery(stop_at=10, savepoint_dir=str(tmp_path / "savepoint"))
     for recovery in (checkpoints, savepoint):
         job = JobConfig(parallelism=1, recovery=recovery).resolved(2)
         assert python_columns(stage, job, ["word", "seq"]) == ["word", "_key_group", "seq"]
