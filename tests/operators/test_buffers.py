@@ -38,15 +38,20 @@ def _context(kind: str) -> tuple[OperatorContext, object]:
     return ctx, operator
 
 
+def _registers(rng: np.random.Generator, n: int) -> dict:
+    """``n`` records' single-view registers and ranks, numpy columns."""
+    m = 1 << PRECISION
+    return {
+        SINGLE_VIEW_COLUMNS[0]: rng.integers(0, m, n),
+        SINGLE_VIEW_COLUMNS[1]: rng.integers(1, 20, n).astype(np.int8),
+        SINGLE_VIEW_COLUMNS[2]: rng.integers(0, m, n),
+        SINGLE_VIEW_COLUMNS[3]: rng.integers(1, 20, n).astype(np.int8),
+    }
+
+
 def _columns(kind: str, rng: np.random.Generator):
     keys = [f"t{i % KEYS}" for i in range(N)]
-    m = 1 << PRECISION
-    registers = {
-        SINGLE_VIEW_COLUMNS[0]: rng.integers(0, m, N),
-        SINGLE_VIEW_COLUMNS[1]: rng.integers(1, 20, N).astype(np.int8),
-        SINGLE_VIEW_COLUMNS[2]: rng.integers(0, m, N),
-        SINGLE_VIEW_COLUMNS[3]: rng.integers(1, 20, N).astype(np.int8),
-    }
+    registers = _registers(rng, N)
     groups = np.array([hash(k) % 128 for k in keys], dtype=np.int64)
     if issubclass(BUFFERS[kind], VectorizedBuffer):  # Arrow keys, numpy registers
         cols = {"tweet_id": pa.array(keys), KEY_GROUP: groups, "seq": np.arange(N), **registers}
@@ -93,13 +98,7 @@ def _hot_and_cold_slices(rng: np.random.Generator, n: int, slice_size: int):
     """``n`` records: 4 keys of 10 % each, the rest a new key each, in slices."""
     hot = [f"hot-{i}" for i in range(4)]
     keys = [hot[i % 4] if r < 0.4 else f"cold-{i}" for i, r in enumerate(rng.random(n))]
-    m = 1 << PRECISION
-    registers = {
-        SINGLE_VIEW_COLUMNS[0]: rng.integers(0, m, n),
-        SINGLE_VIEW_COLUMNS[1]: rng.integers(1, 20, n).astype(np.int8),
-        SINGLE_VIEW_COLUMNS[2]: rng.integers(0, m, n),
-        SINGLE_VIEW_COLUMNS[3]: rng.integers(1, 20, n).astype(np.int8),
-    }
+    registers = _registers(rng, n)
     groups = np.array([hash(k) % 128 for k in keys], dtype=np.int64)
     for lo in range(0, n, slice_size):
         part = slice(lo, lo + slice_size)
