@@ -34,7 +34,7 @@ import numpy as np
 from skewlab.engine.config import JobConfig
 from skewlab.engine.memory import TracedPeak
 from skewlab.engine.operator import Operator, OperatorContext
-from skewlab.engine.routing import KEY_GROUP
+from skewlab.engine.routing import KEY_GROUP, java_type_of_arrow, key_groups_of
 from skewlab.engine.stage import (
     StageSpec,
     arrow_schema,
@@ -98,9 +98,11 @@ def _cyclic_gc_off():
 def _replay_batch(operator: Operator, ctx: OperatorContext, batch, rate, start_ns: int) -> None:
     """One Arrow batch through the operator, in slices, with timers and pacing."""
     n = batch.num_rows
-    _check_routing(batch, ctx.subtask, ctx.job)
-    ctx.metrics.records_in += n
     cols = _columns(batch, operator)
+    groups = _key_groups(batch, cols, ctx)
+    _check_routing(groups, ctx.subtask, ctx.job)
+    _add_key_groups(cols, groups, batch, operator)
+    ctx.metrics.records_in += n
     seqs = batch.column("seq").to_numpy() if rate is not None else None
     for lo, hi, release in _slices(n, seqs, rate, start_ns):
         part = cols if (lo, hi) == (0, n) else {k: v[lo:hi] for k, v in cols.items()}
@@ -112,9 +114,40 @@ def _replay_batch(operator: Operator, ctx: OperatorContext, batch, rate, start_n
         ctx.metrics.operator_ns += time.perf_counter_ns() - began
 
 
-def _check_routing(batch, subtask: int, job: JobConfig) -> None:
+def _key_groups(batch, cols: dict[str, Any], ctx: OperatorContext) -> np.ndarray:
+    """Each record's key group: the column Spark computed where it routed by it
+    (:func:`~skewlab.engine.routing.key_groups_in_jvm`), else computed here from the keys
+    (the key column as the operator already has it in Python, if it asked for it)."""
+    if KEY_GROUP in batch.schema.names:
+        return batch.column(KEY_GROUP).to_numpy(zero_copy_only=False)
+    key_col = ctx.stage.key_col
+    column = batch.column(key_col)
+    java_type = java_type_of_arrow(column.type)
+    keys = cols.get(key_col)
+    if not isinstance(keys, list):
+        keys = column.to_pylist() if java_type == "String" or column.null_count else None
+    if keys is None:
+        keys = column.to_numpy(zero_copy_only=False)
+    return key_groups_of(keys, java_type, ctx.job.max_parallelism)
+
+
+def _add_key_groups(cols: dict[str, Any], groups: np.ndarray, batch, operator: Operator) -> None:
+    """Hand the operator the key groups computed here, in the form it asked for."""
+    if KEY_GROUP in batch.schema.names:
+        return
+    if KEY_GROUP in operator.columns:
+        cols[KEY_GROUP] = groups.tolist()
+    elif KEY_GROUP in operator.numpy_columns:
+        cols[KEY_GROUP] = groups
+    elif KEY_GROUP in operator.arrow_columns:
+        import pyarrow as pa
+
+        cols[KEY_GROUP] = pa.array(groups)
+
+
+def _check_routing(groups: np.ndarray, subtask: int, job: JobConfig) -> None:
     """Every record's key group belongs to this subtask (Flink's operator index of it)."""
-    groups = batch.column(KEY_GROUP).to_numpy(zero_copy_only=False).astype(np.int64)
+    groups = groups.astype(np.int64)
     ops = np.where(
         groups < 0,  # a null key: operator 0, where it is rejected
         0,
@@ -128,12 +161,16 @@ def _check_routing(batch, subtask: int, job: JobConfig) -> None:
 
 
 def _columns(batch, operator: Operator) -> dict[str, Any]:
-    """The columns the operator asked for, as Python lists, numpy arrays or Arrow arrays."""
-    cols: dict[str, Any] = {c: batch.column(c).to_pylist() for c in operator.columns}
+    """The columns the operator asked for, as Python lists, numpy arrays or Arrow arrays (the
+    key groups, where they did not come from Spark, are added by :func:`_add_key_groups`)."""
+    wanted = [c for c in operator.columns if c != KEY_GROUP or c in batch.schema.names]
+    cols: dict[str, Any] = {c: batch.column(c).to_pylist() for c in wanted}
     for c in operator.numpy_columns:
-        cols[c] = batch.column(c).to_numpy(zero_copy_only=False)
+        if c != KEY_GROUP or c in batch.schema.names:
+            cols[c] = batch.column(c).to_numpy(zero_copy_only=False)
     for c in operator.arrow_columns:
-        cols[c] = batch.column(c)
+        if c != KEY_GROUP or c in batch.schema.names:
+            cols[c] = batch.column(c)
     return cols
 
 
