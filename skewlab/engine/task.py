@@ -116,18 +116,19 @@ def _replay_batch(operator: Operator, ctx: OperatorContext, batch, rate, start_n
 
 def _key_groups(batch, cols: dict[str, Any], ctx: OperatorContext) -> np.ndarray:
     """Each record's key group: the column Spark computed where it routed by it
-    (:func:`~skewlab.engine.routing.key_groups_in_jvm`), else computed here from the keys
-    (the key column as the operator already has it in Python, if it asked for it)."""
+    (:func:`~skewlab.engine.routing.key_groups_in_jvm`), else computed here from the keys --
+    integer keys straight from their Arrow buffer, string keys (and keys with nulls) as the
+    Python list the operator already has, if it asked for the key column."""
     if KEY_GROUP in batch.schema.names:
         return batch.column(KEY_GROUP).to_numpy(zero_copy_only=False)
-    key_col = ctx.stage.key_col
-    column = batch.column(key_col)
+    column = batch.column(ctx.stage.key_col)
     java_type = java_type_of_arrow(column.type)
-    keys = cols.get(key_col)
-    if not isinstance(keys, list):
-        keys = column.to_pylist() if java_type == "String" or column.null_count else None
-    if keys is None:
-        keys = column.to_numpy(zero_copy_only=False)
+    if java_type != "String" and not column.null_count:
+        keys = column.to_numpy()
+    else:
+        keys = cols.get(ctx.stage.key_col)
+        if not isinstance(keys, list):
+            keys = column.to_pylist()
     return key_groups_of(keys, java_type, ctx.job.max_parallelism)
 
 
