@@ -5,11 +5,11 @@ computed (:mod:`skewlab.engine.routing`), records are shuffled so that partition
 operator *i*'s key groups, sorted within the partition in the stage's order, and replayed by
 :func:`skewlab.engine.task.run_subtask` inside ``mapInArrow``. At parallelism 1 nothing is
 shuffled: the one subtask reads the input's partitions in turn and computes the key groups
-itself, unless the stage's order sorts by them; where nothing in Python reads ``seq``, each
-partition is sorted into arrival order before they are joined, a sort Spark drops where it
-knows the partition is in order already. Stages chain: a stage's output
-is the next stage's input. :func:`collect_stage` runs the job and brings back the final
-stage's results and every subtask's metrics.
+itself, unless the stage's order sorts by them; unless the runtime reads ``seq`` (a paced
+source, savepoints, checkpoints), each partition is sorted into arrival order before they are
+joined, a sort Spark drops where it knows the partition is in order already. Stages chain: a
+stage's output is the next stage's input. :func:`collect_stage` runs the job and brings back
+the final stage's results and every subtask's metrics.
 
 Example::
 
@@ -52,7 +52,7 @@ def run_stage(df, spark, stage: StageSpec, job: JobConfig):
     if key_groups_in_jvm(stage, job):
         routed = with_key_groups(df, stage.key_col, job.max_parallelism, job.parallelism)
     columns = python_columns(stage, job, routed.columns)
-    sort_first = _sorted_before_coalesce(stage, job, columns)
+    sort_first = _sorted_before_coalesce(stage, job)
     if sort_first:
         # one subtask reads the input's partitions in turn, each in arrival order (as a source
         # subtask reads its splits); Spark drops this sort where it already knows each
@@ -69,11 +69,20 @@ def run_stage(df, spark, stage: StageSpec, job: JobConfig):
     return routed.mapInArrow(subtask, spark_schema(stage.key_type))
 
 
-def _sorted_before_coalesce(stage: StageSpec, job: JobConfig, columns: list[str]) -> bool:
-    """At parallelism 1, records in arrival order, where nothing in Python reads ``seq``: the
-    sort by ``seq`` goes before the partitions are joined into the one subtask's, so that
-    Spark can drop it where each input partition is already in order."""
-    return job.parallelism == 1 and stage.order_by == ("seq",) and "seq" not in columns
+def _sorted_before_coalesce(stage: StageSpec, job: JobConfig) -> bool:
+    """At parallelism 1, records in arrival order, where the runtime does not read ``seq``:
+    the sort by ``seq`` goes before the partitions are joined into the one subtask's, so that
+    Spark can drop it where each input partition is already in order. The rule is the job's,
+    not the operator's, so both sides of a comparison sort alike."""
+    return (
+        job.parallelism == 1 and stage.order_by == ("seq",) and not _runtime_reads_seq(stage, job)
+    )
+
+
+def _runtime_reads_seq(stage: StageSpec, job: JobConfig) -> bool:
+    """A paced source's release times and a savepoint's or checkpoint's position are read from
+    ``seq``: they need the records in global arrival order."""
+    return (job.source_rate is not None and stage.source) or job.recovery is not None
 
 
 def python_columns(stage: StageSpec, job: JobConfig, columns) -> list[str]:
@@ -98,7 +107,7 @@ def python_columns(stage: StageSpec, job: JobConfig, columns) -> list[str]:
         ['word', 'seq']
     """
     keep = [stage.key_col, *([KEY_GROUP] if KEY_GROUP in columns else []), *stage.input_columns]
-    if (job.source_rate is not None and stage.source) or job.recovery is not None:
+    if _runtime_reads_seq(stage, job):
         keep.append("seq")
     if "kind" in columns:
         keep += ["kind", "metrics"]
