@@ -98,10 +98,8 @@ def _cyclic_gc_off():
 def _replay_batch(operator: Operator, ctx: OperatorContext, batch, rate, start_ns: int) -> None:
     """One Arrow batch through the operator, in slices, with timers and pacing."""
     n = batch.num_rows
-    cols = _columns(batch, operator)
-    groups = _key_groups(batch, cols, ctx)
+    cols, groups = _columns(batch, operator, ctx)
     _check_routing(groups, ctx.subtask, ctx.job)
-    _add_key_groups(cols, groups, batch, operator)
     ctx.metrics.records_in += n
     seqs = batch.column("seq").to_numpy() if rate is not None else None
     for lo, hi, release in _slices(n, seqs, rate, start_ns):
@@ -112,38 +110,6 @@ def _replay_batch(operator: Operator, ctx: OperatorContext, batch, rate, start_n
         _fire_due_timers(operator, ctx)
         operator.process(part, hi - lo, release)
         ctx.metrics.operator_ns += time.perf_counter_ns() - began
-
-
-def _key_groups(batch, cols: dict[str, Any], ctx: OperatorContext) -> np.ndarray:
-    """Each record's key group: the column Spark computed where it routed by it
-    (:func:`~skewlab.engine.routing.key_groups_in_jvm`), else computed here from the keys --
-    integer keys straight from their Arrow buffer, string keys (and keys with nulls) as the
-    Python list the operator already has, if it asked for the key column."""
-    if KEY_GROUP in batch.schema.names:
-        return batch.column(KEY_GROUP).to_numpy(zero_copy_only=False)
-    column = batch.column(ctx.stage.key_col)
-    java_type = java_type_of_arrow(column.type)
-    if java_type != "String" and not column.null_count:
-        keys = column.to_numpy()
-    else:
-        keys = cols.get(ctx.stage.key_col)
-        if not isinstance(keys, list):
-            keys = column.to_pylist()
-    return key_groups_of(keys, java_type, ctx.job.max_parallelism)
-
-
-def _add_key_groups(cols: dict[str, Any], groups: np.ndarray, batch, operator: Operator) -> None:
-    """Hand the operator the key groups computed here, in the form it asked for."""
-    if KEY_GROUP in batch.schema.names:
-        return
-    if KEY_GROUP in operator.columns:
-        cols[KEY_GROUP] = groups.tolist()
-    elif KEY_GROUP in operator.numpy_columns:
-        cols[KEY_GROUP] = groups
-    elif KEY_GROUP in operator.arrow_columns:
-        import pyarrow as pa
-
-        cols[KEY_GROUP] = pa.array(groups)
 
 
 def _check_routing(groups: np.ndarray, subtask: int, job: JobConfig) -> None:
@@ -161,18 +127,42 @@ def _check_routing(groups: np.ndarray, subtask: int, job: JobConfig) -> None:
         )
 
 
-def _columns(batch, operator: Operator) -> dict[str, Any]:
-    """The columns the operator asked for, as Python lists, numpy arrays or Arrow arrays (the
-    key groups, where they did not come from Spark, are added by :func:`_add_key_groups`)."""
-    wanted = [c for c in operator.columns if c != KEY_GROUP or c in batch.schema.names]
-    cols: dict[str, Any] = {c: batch.column(c).to_pylist() for c in wanted}
-    for c in operator.numpy_columns:
-        if c != KEY_GROUP or c in batch.schema.names:
-            cols[c] = batch.column(c).to_numpy(zero_copy_only=False)
-    for c in operator.arrow_columns:
-        if c != KEY_GROUP or c in batch.schema.names:
-            cols[c] = batch.column(c)
-    return cols
+def _columns(batch, operator: Operator, ctx: OperatorContext) -> tuple[dict[str, Any], Any]:
+    """The columns the operator asked for, as Python lists, numpy arrays or Arrow arrays, and
+    each record's key group: the column Spark computed where it routed by it
+    (:func:`~skewlab.engine.routing.key_groups_in_jvm`), else computed here from the keys --
+    integer keys straight from their Arrow buffer, string keys (and keys with nulls) from the
+    Python list the operator asked for, if it did -- and handed over in the form asked for."""
+    from_spark = KEY_GROUP in batch.schema.names
+    skip = set() if from_spark else {KEY_GROUP}  # computed below, not read
+    cols: dict[str, Any] = {
+        c: batch.column(c).to_pylist() for c in operator.columns if c not in skip
+    }
+    cols |= {
+        c: batch.column(c).to_numpy(zero_copy_only=False)
+        for c in operator.numpy_columns
+        if c not in skip
+    }
+    cols |= {c: batch.column(c) for c in operator.arrow_columns if c not in skip}
+    if from_spark:
+        return cols, batch.column(KEY_GROUP).to_numpy(zero_copy_only=False)
+    column = batch.column(ctx.stage.key_col)
+    java_type = java_type_of_arrow(column.type)
+    if java_type != "String" and not column.null_count:
+        keys = column.to_numpy()
+    else:
+        keys = cols.get(ctx.stage.key_col)
+        keys = keys if isinstance(keys, list) else column.to_pylist()
+    groups = key_groups_of(keys, java_type, ctx.job.max_parallelism)
+    if KEY_GROUP in operator.columns:
+        cols[KEY_GROUP] = groups.tolist()
+    elif KEY_GROUP in operator.numpy_columns:
+        cols[KEY_GROUP] = groups
+    elif KEY_GROUP in operator.arrow_columns:
+        import pyarrow as pa
+
+        cols[KEY_GROUP] = pa.array(groups)
+    return cols, groups
 
 
 def _slices(n: int, seqs: np.ndarray | None, rate: float | None, start_ns: int):
