@@ -35,7 +35,7 @@ from skewlab.aggregates.digest import result_digest
 from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
-from skewlab.experiments.buffering import _startup_seconds as startup_seconds
+from skewlab.experiments.buffering import startup_seconds
 from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.remedies import predict_remedies
 from skewlab.experiments.remedy_costs import load_cost_profile, remedies, warm_up

@@ -50,7 +50,7 @@ from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.buffering import _startup_seconds as startup_seconds
+from skewlab.experiments.buffering import startup_seconds
 from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.results import BenchResult, latest_result
 from skewlab.experiments.subtask_replay import (

@@ -52,7 +52,7 @@ from skewlab.aggregates.stats_state import StatsSerializer
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.engine.skew import skew_score
-from skewlab.experiments.buffering import _startup_seconds as startup_seconds
+from skewlab.experiments.buffering import startup_seconds
 from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.remedy_costs import warm_up
 from skewlab.experiments.results import BenchResult, spread
@@ -477,9 +477,13 @@ def summarize(rows: list[dict], state: list[dict], simulated: list[dict]) -> dic
             summary["simulated_at_parallelism"] = p
             for r in at_scale:
                 if r["parallelism"] == p:
-                    summary[f"simulated_speedup_over_naive_{r['strategy']}"] = r[
+                    side = r["strategy"]
+                    summary[f"simulated_speedup_over_naive_{side}"] = r[
                         "speedup_over_naive_in_turn"
                     ]
+                    summary[f"simulated_partial_stage_only_over_naive_{side}"] = r.get(
+                        "speedup_over_naive_partial_stage_only"
+                    )
     return summary
 
 

@@ -27,7 +27,7 @@ from skewlab.engine.routing import KEY_GROUP
 from skewlab.operators.stateful import StatefulOperator
 from skewlab.state.state_backend import StateBackend
 
-__all__ = ["KeyedReduce", "PartialsReduce", "SortedReduce"]
+__all__ = ["KeyedReduce", "PartialsReduce", "SortedReduce", "reduce_each"]
 
 
 class KeyedReduce(StatefulOperator):
@@ -54,32 +54,51 @@ class KeyedReduce(StatefulOperator):
         )
 
     def process(self, cols, n, arrivals) -> None:
-        keys, emit_keys, groups, seqs = (
-            cols[self.key_col], cols[self.emit_key_col], cols[KEY_GROUP], cols["seq"]
-        )  # fmt: skip
-        view_regs, view_ranks, user_regs, user_ranks = (cols[c] for c in SINGLE_VIEW_COLUMNS)
-        get, put, emit = self.state.get, self.state.put, self.ctx.output.emit
-        of_view, precision = StatsState.of_view, self.precision
-        check = self.ctx.check_order if self.ctx.job.check_order else None
-        clock = time.time_ns
-        rejected = 0
-        for i in range(n):
-            key = keys[i]
-            if key is None:
-                rejected += 1
-                continue
-            arrival = clock() if arrivals is None else int(arrivals[i])
-            out_key = emit_keys[i]
-            one = of_view(
-                out_key, view_regs[i], view_ranks[i], user_regs[i], user_ranks[i], precision
-            )
-            state = get(groups[i], key)
-            state = one if state is None else state.merge(one)
-            put(groups[i], key, state)
-            if check is not None:
-                check(out_key, seqs[i])
-            emit(out_key, state, arrival, seqs[i])
-        self.ctx.metrics.records_rejected += rejected
+        reduce_each(
+            self,
+            cols[self.key_col],
+            cols[self.emit_key_col],
+            cols[KEY_GROUP],
+            cols["seq"],
+            [cols[c] for c in SINGLE_VIEW_COLUMNS],
+            arrivals,
+        )
+
+
+def reduce_each(
+    operator: StatefulOperator, keys, emit_keys, groups, seqs, registers, arrivals
+) -> None:
+    """The seed's ``keyBy -> reduce(plus)`` over records in columns: per record read the key's
+    state, merge the record's single view (``registers``: its view register and rank, its user
+    register and rank), write, emit under ``emit_keys[i]``. A record whose key is ``None`` is
+    rejected and counted. Its arrival is ``arrivals[i]`` (``None``: now). The naive reduce and
+    the hot-key buffer's cold records run this same loop.
+
+    Example::
+
+        >>> reduce_each(reduce, ["t1"], ["t1"], [17], [0], [[5], [3], [9], [1]], None)  # doctest: +SKIP
+    """  # noqa: E501
+    view_regs, view_ranks, user_regs, user_ranks = registers
+    get, put, emit = operator.state.get, operator.state.put, operator.ctx.output.emit
+    of_view, precision = StatsState.of_view, operator.precision
+    check = operator.ctx.check_order if operator.ctx.job.check_order else None
+    clock = time.time_ns
+    rejected = 0
+    for i in range(len(keys)):
+        key = keys[i]
+        if key is None:
+            rejected += 1
+            continue
+        arrival = clock() if arrivals is None else int(arrivals[i])
+        out_key = emit_keys[i]
+        one = of_view(out_key, view_regs[i], view_ranks[i], user_regs[i], user_ranks[i], precision)
+        state = get(groups[i], key)
+        state = one if state is None else state.merge(one)
+        put(groups[i], key, state)
+        if check is not None:
+            check(out_key, seqs[i])
+        emit(out_key, state, arrival, seqs[i])
+    operator.ctx.metrics.records_rejected += rejected
 
 
 class PartialsReduce(StatefulOperator):

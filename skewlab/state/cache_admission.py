@@ -18,8 +18,8 @@ over a key trace (hits counted, no state touched).
 The count-min sketch is skewlab's own: DataSketches' ``count_min_sketch`` has no way to halve
 its counters (TinyLFU's aging), and in a real job the sketch is touched on every state access,
 so its cost per access would decide the result -- the compiled cache has it in C (4 rows of
-one-byte counters, each row at least as wide as the cache). Keys hash as ``hash(key)`` (see
-:data:`M64`).
+one-byte counters, each row at least four times as wide as the cache). Keys hash as
+``hash(key)`` (see :data:`M64`).
 
 Example::
 
@@ -75,8 +75,14 @@ def segment_sizes(capacity: int, window_share: float = 0.01) -> tuple[int, int, 
 
 class FrequencySketch:
     """A count-min sketch of 4-bit counters (at most 15), 4 rows of ``width`` (a power of two
-    at least ``capacity``), every counter halved after ``10 x capacity`` increments (TinyLFU's
-    reset). ``estimate`` is the least of a key's 4 counters.
+    at least ``4 x capacity``: 16 counters per cache entry, as Caffeine's sketch has), every
+    counter halved after ``10 x capacity`` increments (TinyLFU's reset). ``estimate`` is the
+    least of a key's 4 counters.
+
+    The width decides how often a cold key's estimate is inflated by hot keys sharing its
+    counters, and so how often a cold candidate is admitted over a hot victim. Rows as wide as
+    the cache (4 counters per entry) hit 59.1 % where Caffeine's 16 hit 59.8 % (1,000 entries,
+    1,000,000 Zipf 1.0 requests over 100,000 keys; 30.7 % against 31.4 % at Zipf 0.8).
 
     Example::
 
@@ -89,13 +95,15 @@ class FrequencySketch:
 
     ROWS = 4
     MAX = 15
+    #: counters per cache entry over all rows (Caffeine's)
+    COUNTERS_PER_ENTRY = 16
     #: one odd multiplier per row: a row's counter is the top ``log2(width)`` bits of
     #: ``hash(key) x seed`` (mod 2**64), multiplicative hashing as the compiled cache does it
     SEEDS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
 
     def __init__(self, capacity: int) -> None:
         check_whole("capacity", capacity, 1)
-        self.bits = max(4, (capacity - 1).bit_length())
+        self.bits = max(4, (self.COUNTERS_PER_ENTRY // self.ROWS * capacity - 1).bit_length())
         self.width = 1 << self.bits
         self.table = [[0] * self.width for _ in range(self.ROWS)]
         self.sample_size = 10 * capacity

@@ -64,3 +64,13 @@ def test_the_fingerprint_follows_the_timed_code(monkeypatch):
         monkeypatch.undo()
         references.code_fingerprint.cache_clear()
     assert references.code_fingerprint("value_state") == before
+
+
+def test_every_shipped_reference_was_measured_by_the_timed_code_it_ships_with():
+    # a change to a benchmark's timed code makes its reference say "re-measure" wherever it is
+    # shown; a checkout must not ship one in that state (re-measure it with
+    # `skewlab bench NAME --size full --save-reference` before the change lands)
+    shipped = sorted(p.stem for p in references.references_dir().glob("*.json"))
+    assert shipped, "no reference shipped"
+    stale = [name for name in shipped if reference_status(load_reference(name)) != "current"]
+    assert stale == [], f"stale references: {stale}"

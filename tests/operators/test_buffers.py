@@ -38,15 +38,20 @@ def _context(kind: str) -> tuple[OperatorContext, object]:
     return ctx, operator
 
 
+def _registers(rng: np.random.Generator, n: int) -> dict:
+    """``n`` records' single-view registers and ranks, numpy columns."""
+    m = 1 << PRECISION
+    return {
+        SINGLE_VIEW_COLUMNS[0]: rng.integers(0, m, n),
+        SINGLE_VIEW_COLUMNS[1]: rng.integers(1, 20, n).astype(np.int8),
+        SINGLE_VIEW_COLUMNS[2]: rng.integers(0, m, n),
+        SINGLE_VIEW_COLUMNS[3]: rng.integers(1, 20, n).astype(np.int8),
+    }
+
+
 def _columns(kind: str, rng: np.random.Generator):
     keys = [f"t{i % KEYS}" for i in range(N)]
-    m = 1 << PRECISION
-    registers = {
-        SINGLE_VIEW_COLUMNS[0]: rng.integers(0, m, N),
-        SINGLE_VIEW_COLUMNS[1]: rng.integers(1, 20, N).astype(np.int8),
-        SINGLE_VIEW_COLUMNS[2]: rng.integers(0, m, N),
-        SINGLE_VIEW_COLUMNS[3]: rng.integers(1, 20, N).astype(np.int8),
-    }
+    registers = _registers(rng, N)
     groups = np.array([hash(k) % 128 for k in keys], dtype=np.int64)
     if issubclass(BUFFERS[kind], VectorizedBuffer):  # Arrow keys, numpy registers
         cols = {"tweet_id": pa.array(keys), KEY_GROUP: groups, "seq": np.arange(N), **registers}
@@ -87,3 +92,54 @@ def test_each_records_latency_runs_from_its_own_arrival(kind):
             expected.add_view(*(int(registers[c][i]) for c in SINGLE_VIEW_COLUMNS))
         group = int(cols[KEY_GROUP][keys.index(key)])
         assert state.get(group, key) == expected
+
+
+def _hot_and_cold_slices(rng: np.random.Generator, n: int, slice_size: int):
+    """``n`` records: 4 keys of 10 % each, the rest a new key each, in slices."""
+    hot = [f"hot-{i}" for i in range(4)]
+    keys = [hot[i % 4] if r < 0.4 else f"cold-{i}" for i, r in enumerate(rng.random(n))]
+    registers = _registers(rng, n)
+    groups = np.array([hash(k) % 128 for k in keys], dtype=np.int64)
+    for lo in range(0, n, slice_size):
+        part = slice(lo, lo + slice_size)
+        cols = {
+            "tweet_id": pa.array(keys[part]),
+            KEY_GROUP: groups[part],
+            "seq": np.arange(n)[part],
+            **{c: v[part] for c, v in registers.items()},
+        }
+        yield cols, len(keys[part])
+
+
+@pytest.mark.parametrize("slice_size", [10_000, 37, 1])
+def test_the_hot_key_detector_finds_the_hot_keys_only_whatever_the_slices(slice_size):
+    # a sampled detector (one record in DETECTOR_SAMPLING, at random), however the stream is
+    # cut into slices; the hot keys come in turn (every 8th record would see only one of them);
+    # a key seen once is never hot, a key of 10 % is hot within its first few dozen records,
+    # and only the hot keys' records go through the buffer
+    from skewlab.operators.buffers import DETECTOR_SAMPLING, HotKeyBuffer
+
+    stage = StageSpec("1:buffer", "tweet_id", HotKeyBuffer, final=True, serializer=None)
+    ctx = OperatorContext(
+        stage, JobConfig(parallelism=1, max_parallelism=128, disk_profile=None), 0
+    )
+    operator = HotKeyBuffer(
+        ctx, StateBackend("heap"), max_count=100, trigger_interval_ms=0, precision=PRECISION
+    )
+    n = 3_000
+    for cols, size in _hot_and_cold_slices(np.random.default_rng(11), n, slice_size):
+        operator.process(cols, size, None)
+    operator.finish()
+    assert operator.hot == {f"hot-{i}" for i in range(4)}
+    assert operator.seen == n
+    # every cold record (a key seen once) was read once, as naive reads it; a hot key's
+    # records were reduced one by one only until it was sampled twice (one of its records in
+    # DETECTOR_SAMPLING is: about 16 of them), then read once per flush
+    cold = sum(
+        1
+        for cols, _ in _hot_and_cold_slices(np.random.default_rng(11), n, n)
+        for k in cols["tweet_id"].to_pylist()
+        if k.startswith("cold-")
+    )
+    reads = operator.backend.stats.reads
+    assert cold < reads <= cold + 4 * (n // 100 + 1) + 4 * 4 * DETECTOR_SAMPLING

@@ -115,20 +115,14 @@ def _at_scale(result):
 
 
 def _simulated_speedups(result):
-    summary = summary_of(result)
-    p = summary.get("simulated_at_parallelism")
+    p = summary_of(result).get("simulated_at_parallelism")
     if p is None:
         return None
-    alone = {
-        r["strategy"]: r.get("speedup_over_naive_partial_stage_only")
-        for r in summary.get("simulated") or []
-        if r["parallelism"] == p and r["workload"] == summary["headline_point"]["workload"]
-    }
     return {
         "p": p,
         "pkg": summary_value(result, "simulated_speedup_over_naive_pkg"),
         "wchoices": summary_value(result, "simulated_speedup_over_naive_wchoices"),
-        "pkg_alone": alone.get("pkg"),
+        "pkg_alone": summary_value(result, "simulated_partial_stage_only_over_naive_pkg"),
     }
 
 

@@ -137,10 +137,10 @@ CLAIMS = (
         seed="seed 000 names it as future work: 'maintain a set of hot keys based on a rule "
         "set and emit other keys directly'",
         why=(
-            "A cold record pays what a naive record pays plus its share of a sketch update per "
-            "key and slice; where almost every key is cold (20,000 keys), that share and the "
-            "split of each slice are the whole difference, and runs of equal cost differ by "
-            "their noise."
+            "A cold record runs naive's own loop, plus its share of the detector (a sketch "
+            "update per sampled key, one record in 8) and of splitting each slice; where "
+            "almost every key is cold (10,000-20,000 keys) that share is the whole difference, "
+            "and runs of equal cost differ by their noise."
         ),
     ),
     Claim(
