@@ -16,6 +16,8 @@ from skewlab.engine.routing import KEY_GROUP
 from skewlab.engine.stage import StageSpec
 from skewlab.operators.buffers import BUFFERS, VectorizedBuffer
 from skewlab.state import PickleSerializer, StateBackend
+from skewlab.state.java_hash import java_string_hash_array
+from skewlab.state.key_groups import assign_to_key_group_array
 
 N, KEYS, SPACING_MS, OLDEST_MS = 300, 7, 1.0, 400.0
 PRECISION = 10
@@ -38,6 +40,11 @@ def _context(kind: str) -> tuple[OperatorContext, object]:
     return ctx, operator
 
 
+def _key_groups(keys: list[str]) -> np.ndarray:
+    """Flink's key group of each key (max parallelism 128), as the engine routes it."""
+    return assign_to_key_group_array(java_string_hash_array(keys), 128).astype(np.int64)
+
+
 def _registers(rng: np.random.Generator, n: int) -> dict:
     """``n`` records' single-view registers and ranks, numpy columns."""
     m = 1 << PRECISION
@@ -52,7 +59,7 @@ def _registers(rng: np.random.Generator, n: int) -> dict:
 def _columns(kind: str, rng: np.random.Generator):
     keys = [f"t{i % KEYS}" for i in range(N)]
     registers = _registers(rng, N)
-    groups = np.array([hash(k) % 128 for k in keys], dtype=np.int64)
+    groups = _key_groups(keys)
     if issubclass(BUFFERS[kind], VectorizedBuffer):  # Arrow keys, numpy registers
         cols = {"tweet_id": pa.array(keys), KEY_GROUP: groups, "seq": np.arange(N), **registers}
         return cols, keys, registers
@@ -99,7 +106,7 @@ def _hot_and_cold_slices(rng: np.random.Generator, n: int, slice_size: int):
     hot = [f"hot-{i}" for i in range(4)]
     keys = [hot[i % 4] if r < 0.4 else f"cold-{i}" for i, r in enumerate(rng.random(n))]
     registers = _registers(rng, n)
-    groups = np.array([hash(k) % 128 for k in keys], dtype=np.int64)
+    groups = _key_groups(keys)
     for lo in range(0, n, slice_size):
         part = slice(lo, lo + slice_size)
         cols = {
