@@ -86,7 +86,9 @@ def test_fewer_keys_mean_fewer_state_accesses_for_the_buffers_only(result):
 
 def test_the_hot_key_buffers_worst_speedup_is_its_least_over_the_cardinalities(result):
     s = result.summary
-    worst = min(t["speedup_hotkey"] for t in s["by_cardinality"])
+    # over the cardinalities where it was measured (a tiny run may be shorter than its start-up)
+    present = [t["speedup_hotkey"] for t in s["by_cardinality"] if t["speedup_hotkey"] is not None]
+    worst = min(present) if present else None
     assert s["min_speedup_over_cardinalities_hotkey"] == worst
     assert "hot keys only" in format_summary(result)
 
