@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from skewlab.engine.jvm_key_groups import JVM_HASHED_TYPES, with_jvm_key_group
+from skewlab.errors import SkewlabInputError
 from skewlab.state.java_hash import java_hash_array, java_type_of_spark
 from skewlab.state.key_groups import (
     assign_to_key_group_array,
@@ -35,6 +36,9 @@ __all__ = [
     "PARTITION_KEY",
     "identity_partition",
     "identity_partition_keys",
+    "java_type_of_arrow",
+    "key_groups_in_jvm",
+    "key_groups_of",
     "subtask_load",
     "with_key_groups",
 ]
@@ -67,6 +71,83 @@ def with_key_groups(df, key_col: str, max_parallelism: int, parallelism: int):
     return df.withColumn(OPERATOR, operator)
 
 
+def key_groups_in_jvm(stage, job) -> bool:
+    """Whether Spark computes a stage's key groups (:func:`with_key_groups`) before its records
+    reach Python: where the exchange routes by them (parallelism above 1) or the stage's order
+    sorts by them. Elsewhere -- one subtask, records in arrival order -- nothing in the JVM
+    reads them, and the subtask computes them itself from the keys (:func:`key_groups_of`),
+    which spares each record a column's conversion to Arrow and, for string keys, a round trip
+    through a pandas UDF.
+
+    Example::
+
+        >>> from types import SimpleNamespace as S
+        >>> key_groups_in_jvm(S(order_by=("seq",)), S(parallelism=1))
+        False
+        >>> key_groups_in_jvm(S(order_by=("seq",)), S(parallelism=2))
+        True
+        >>> key_groups_in_jvm(S(order_by=(KEY_GROUP, "tweet_id")), S(parallelism=1))
+        True
+    """
+    return job.parallelism > 1 or KEY_GROUP in stage.order_by
+
+
+def key_groups_of(keys, java_type: str, max_parallelism: int) -> np.ndarray:
+    """Flink's key group of each key (``int32``; -1 for a null key), the keys hashed as the Java
+    type ``java_type``: the Python side of :func:`with_key_groups`, the same numbers.
+
+    ``keys`` is a list (``None`` for a null key) or a numpy integer array.
+
+    Example::
+
+        >>> key_groups_of(["hello", None, "world"], "String", 128).tolist()
+        [35, -1, 66]
+        >>> key_groups_of(np.array([0, 42]), "Long", 128).tolist()
+        [94, 29]
+    """
+    if isinstance(keys, np.ndarray):
+        return assign_to_key_group_array(java_hash_array(keys, java_type), max_parallelism)
+    out = np.full(len(keys), -1, dtype=np.int32)
+    if None not in keys:
+        if keys:
+            out[:] = assign_to_key_group_array(java_hash_array(keys, java_type), max_parallelism)
+        return out
+    present = np.fromiter((k is not None for k in keys), dtype=bool, count=len(keys))
+    if present.any():
+        values = [k for k in keys if k is not None]
+        out[present] = assign_to_key_group_array(
+            java_hash_array(values, java_type), max_parallelism
+        )
+    return out
+
+
+def java_type_of_arrow(arrow_type) -> str:
+    """The Java key type of an Arrow column type, as :func:`with_key_groups` hashes its Spark
+    type: ``int64`` as ``Long``, smaller integers as ``Integer``, strings as ``String``.
+
+    Example::
+
+        >>> import pyarrow as pa
+        >>> java_type_of_arrow(pa.int64()), java_type_of_arrow(pa.string())
+        ('Long', 'String')
+    """
+    import pyarrow as pa
+
+    if pa.types.is_int64(arrow_type):
+        return "Long"
+    if (
+        pa.types.is_int32(arrow_type)
+        or pa.types.is_int16(arrow_type)
+        or pa.types.is_int8(arrow_type)
+    ):
+        return "Integer"
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return "String"
+    raise SkewlabInputError(
+        f"a key column must be string, tinyint, smallint, int or bigint, not {arrow_type}"
+    )
+
+
 def _string_key_groups(max_parallelism: int):
     """A pandas UDF: the key group of each ``String`` key, hashed in numpy (Java's
     ``String.hashCode`` over UTF-16 units has no cheap form in Spark's expressions)."""
@@ -76,8 +157,7 @@ def _string_key_groups(max_parallelism: int):
         out = np.full(len(keys), -1, dtype=np.int32)
         present = keys.notna().to_numpy()
         if present.any():
-            hashes = java_hash_array(keys[present].tolist(), "String")
-            out[present] = assign_to_key_group_array(hashes, max_parallelism)
+            out[present] = key_groups_of(keys[present].tolist(), "String", max_parallelism)
         return pd.Series(out)
 
     return F.pandas_udf(key_groups, "int")

@@ -34,7 +34,7 @@ import numpy as np
 from skewlab.engine.config import JobConfig
 from skewlab.engine.memory import TracedPeak
 from skewlab.engine.operator import Operator, OperatorContext
-from skewlab.engine.routing import KEY_GROUP
+from skewlab.engine.routing import KEY_GROUP, java_type_of_arrow, key_groups_of
 from skewlab.engine.stage import (
     StageSpec,
     arrow_schema,
@@ -98,9 +98,9 @@ def _cyclic_gc_off():
 def _replay_batch(operator: Operator, ctx: OperatorContext, batch, rate, start_ns: int) -> None:
     """One Arrow batch through the operator, in slices, with timers and pacing."""
     n = batch.num_rows
-    _check_routing(batch, ctx.subtask, ctx.job)
+    cols, groups = _columns(batch, operator, ctx)
+    _check_routing(groups, ctx.subtask, ctx.job)
     ctx.metrics.records_in += n
-    cols = _columns(batch, operator)
     seqs = batch.column("seq").to_numpy() if rate is not None else None
     for lo, hi, release in _slices(n, seqs, rate, start_ns):
         part = cols if (lo, hi) == (0, n) else {k: v[lo:hi] for k, v in cols.items()}
@@ -112,9 +112,9 @@ def _replay_batch(operator: Operator, ctx: OperatorContext, batch, rate, start_n
         ctx.metrics.operator_ns += time.perf_counter_ns() - began
 
 
-def _check_routing(batch, subtask: int, job: JobConfig) -> None:
+def _check_routing(groups: np.ndarray, subtask: int, job: JobConfig) -> None:
     """Every record's key group belongs to this subtask (Flink's operator index of it)."""
-    groups = batch.column(KEY_GROUP).to_numpy(zero_copy_only=False).astype(np.int64)
+    groups = groups.astype(np.int64)
     ops = np.where(
         groups < 0,  # a null key: operator 0, where it is rejected
         0,
@@ -127,14 +127,42 @@ def _check_routing(batch, subtask: int, job: JobConfig) -> None:
         )
 
 
-def _columns(batch, operator: Operator) -> dict[str, Any]:
-    """The columns the operator asked for, as Python lists, numpy arrays or Arrow arrays."""
-    cols: dict[str, Any] = {c: batch.column(c).to_pylist() for c in operator.columns}
-    for c in operator.numpy_columns:
-        cols[c] = batch.column(c).to_numpy(zero_copy_only=False)
-    for c in operator.arrow_columns:
-        cols[c] = batch.column(c)
-    return cols
+def _columns(batch, operator: Operator, ctx: OperatorContext) -> tuple[dict[str, Any], Any]:
+    """The columns the operator asked for, as Python lists, numpy arrays or Arrow arrays, and
+    each record's key group: the column Spark computed where it routed by it
+    (:func:`~skewlab.engine.routing.key_groups_in_jvm`), else computed here from the keys --
+    integer keys straight from their Arrow buffer, string keys (and keys with nulls) from the
+    Python list the operator asked for, if it did -- and handed over in the form asked for."""
+    from_spark = KEY_GROUP in batch.schema.names
+    skip = set() if from_spark else {KEY_GROUP}  # computed below, not read
+    cols: dict[str, Any] = {
+        c: batch.column(c).to_pylist() for c in operator.columns if c not in skip
+    }
+    cols |= {
+        c: batch.column(c).to_numpy(zero_copy_only=False)
+        for c in operator.numpy_columns
+        if c not in skip
+    }
+    cols |= {c: batch.column(c) for c in operator.arrow_columns if c not in skip}
+    if from_spark:
+        return cols, batch.column(KEY_GROUP).to_numpy(zero_copy_only=False)
+    column = batch.column(ctx.stage.key_col)
+    java_type = java_type_of_arrow(column.type)
+    if java_type != "String" and not column.null_count:
+        keys = column.to_numpy()
+    else:
+        keys = cols.get(ctx.stage.key_col)
+        keys = keys if isinstance(keys, list) else column.to_pylist()
+    groups = key_groups_of(keys, java_type, ctx.job.max_parallelism)
+    if KEY_GROUP in operator.columns:
+        cols[KEY_GROUP] = groups.tolist()
+    elif KEY_GROUP in operator.numpy_columns:
+        cols[KEY_GROUP] = groups
+    elif KEY_GROUP in operator.arrow_columns:
+        import pyarrow as pa
+
+        cols[KEY_GROUP] = pa.array(groups)
+    return cols, groups
 
 
 def _slices(n: int, seqs: np.ndarray | None, rate: float | None, start_ns: int):

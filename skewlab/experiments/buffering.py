@@ -36,7 +36,8 @@ buffered                                               per slice and key: a sket
 The headline is the seed's own measure, **job throughput**: records over the Spark job's wall
 time. At 100,000 records a job's fixed start-up (scheduling, routing set-up, the Python worker,
 the collect) weighs seconds, so the job time is taken **net of an empty run's start-up** -- the
-same strategy over no views, median of several runs -- as one would for Flink. Beside it:
+same strategy over no views, one such run right before each measured run, the median of them
+(:mod:`skewlab.experiments.startup`) -- as one would for Flink. Beside it:
 operator throughput (records over the time inside the operators) and the raw job throughput.
 Every figure is the median of R runs, with min and max. The seed reports ~45x at 20 keys.
 
@@ -57,9 +58,9 @@ from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.experiments.chapters import SEED_KEYS, resolve_runs, size_settings
 from skewlab.experiments.results import BenchResult, median_of, spread
+from skewlab.experiments.startup import StartUp, net_rate
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import Buffered, Naive, run_strategy
-from skewlab.validation import check_whole
 
 EXPERIMENT = "buffering"
 #: The article's headline: buffered over naive throughput at 20 keys.
@@ -75,7 +76,6 @@ HEADLINE_MEASURE = "job_records_per_second_net_of_startup"
 #: The sides, in display order: the naive reduce, the vectorized buffer, the seed's list buffer,
 #: the vectorized buffer for hot keys only (issue 27: seed 000's future work).
 SIDES = ("naive", "buffered", "buffered_list", "buffered_hotkey")
-_WARM_UP_VIEWS = 2_000
 #: Each buffer side and the suffix of its speedups in the summary.
 BUFFER_SIDES = {"buffered": "", "buffered_list": "_list", "buffered_hotkey": "_hotkey"}
 
@@ -107,7 +107,6 @@ def run_experiment(
     parallelism: int | None = 1,
     trigger_interval_ms: float = 100.0,
     max_count: int = 1000,
-    startup_runs: int = 3,
     seed: int = 1,
     progress: bool = True,
     spark=None,
@@ -120,7 +119,6 @@ def run_experiment(
 
     settings = size_settings(EXPERIMENT, size)
     runs = resolve_runs(settings, runs)
-    startup_runs = check_whole("startup runs", startup_runs, 1)
     cards = tuple(cardinalities or settings["cardinalities"])
     n_views = settings["n_views"] if n_views is None else n_views
     n_users = settings["n_users"] if n_users is None else n_users
@@ -129,10 +127,11 @@ def run_experiment(
     specs = [ViewSpec(n_views, n_users, k, seed=seed) for k in cards]  # validates sizes
 
     spark = spark or get_spark()
-    total = len(compared) * (1 + startup_runs + len(cards) * runs)
+    total = len(compared) * (1 + 2 * len(cards) * runs)
     bar = tqdm(total=total, desc=EXPERIMENT, disable=not progress)
-    startup = startup_seconds(spark, compared, job, n_users, startup_runs, seed, bar)
-    rows = []
+    startup = StartUp(spark, compared, job, n_users, seed)
+    startup.warm_up(bar)
+    measured = []
     for spec in specs:
         views = generate_views(spark, spec).cache()
         views.count()
@@ -140,40 +139,21 @@ def run_experiment(
         for run in range(runs):
             for name, strategy in compared.items():
                 bar.set_postfix_str(f"{spec.n_tweets} keys, {name}")
+                startup.sample(name)
+                bar.update()
                 result, _ = run_strategy(views, strategy, job, spark)
-                rows.append(_row(name, spec, run, result, startup[name], reference))
+                measured.append((name, spec, run, result, reference))
                 bar.update()
         views.unpersist()
     bar.close()
+    startup.close()
+    seconds = startup.seconds()
+    rows = [_row(name, spec, run, result, seconds[name], ref)
+            for name, spec, run, result, ref in measured]  # fmt: skip
     summary = summarize(rows)
-    summary["startup_seconds"] = startup
+    summary["startup_seconds"] = seconds
+    summary["startup_samples"] = startup.samples()
     return BenchResult(EXPERIMENT, size, rows, summary)
-
-
-def startup_seconds(spark, compared, job, n_users, startup_runs, seed, bar) -> dict:
-    """Per side: a warm-up run (not measured: workers started, code loaded), then the median
-    job time of ``startup_runs`` runs over no views -- the job's fixed cost. Every view
-    benchmark subtracts it from its job times (``bar``: the tqdm bar whose postfix names the
-    side being started).
-
-    Example::
-
-        >>> startup_seconds(spark, {"naive": Naive()}, job, 25_000, 3, 7, bar)  # doctest: +SKIP
-        {'naive': 0.21}
-    """
-    warm = generate_views(spark, ViewSpec(_WARM_UP_VIEWS, n_users, 20, seed=seed))
-    empty = generate_views(spark, ViewSpec(0, n_users, 20, seed=seed))
-    startup = {}
-    for name, strategy in compared.items():
-        bar.set_postfix_str(f"warm-up and start-up, {name}")
-        run_strategy(warm, strategy, job, spark)
-        bar.update()
-        seconds = []
-        for _ in range(startup_runs):
-            seconds.append(run_strategy(empty, strategy, job, spark)[0].wall_seconds)
-            bar.update()
-        startup[name] = spread(seconds)["median"]
-    return startup
 
 
 def _row(name: str, spec: ViewSpec, run: int, result, startup: float, reference: str) -> dict:
@@ -189,7 +169,7 @@ def _row(name: str, spec: ViewSpec, run: int, result, startup: float, reference:
         "job_seconds": result.wall_seconds,
         "startup_seconds": startup,
         "net_job_seconds": net,
-        HEADLINE_MEASURE: result.records_processed / net if net > 0 else None,
+        HEADLINE_MEASURE: net_rate(result.records_processed, result.wall_seconds, startup),
         "operator_records_per_second": result.operator_records_per_second,
         "e2e_records_per_second": result.e2e_records_per_second,
         "state_reads": result.state_reads,

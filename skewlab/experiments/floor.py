@@ -19,7 +19,9 @@ between two consecutive steps' job times:
 ``source``          the input read (the count job: ``spark.range`` and the key selector,
                     cached; the view job: the Parquet files and the upstream map)
 ``key_group``       + Flink's key group and operator index of each record
-                    (:func:`skewlab.engine.routing.with_key_groups`)
+                    (:func:`skewlab.engine.routing.with_key_groups`); at p = 1 none in
+                    Spark: the subtask computes the key groups from the keys, a cost that
+                    falls in the ``engine`` step
 ``shuffle``         + the exchange that puts operator *i*'s key groups on partition *i* (at
                     p = 1 none: the records stay in place, Flink's forward partitioning)
 ``arrow_to_python`` + the records handed to a Python worker as Arrow batches, and dropped
@@ -55,10 +57,15 @@ from typing import Any
 
 from skewlab.aggregates.stats_state import with_single_view_states
 from skewlab.engine.config import JobConfig
-from skewlab.engine.job import collect_stage, run_stage
+from skewlab.engine.job import collect_stage, python_columns, run_stage
 from skewlab.engine.metrics import SubtaskMetrics
 from skewlab.engine.output import Output
-from skewlab.engine.routing import KEY_GROUP, identity_partition, with_key_groups
+from skewlab.engine.routing import (
+    KEY_GROUP,
+    identity_partition,
+    key_groups_in_jvm,
+    with_key_groups,
+)
 from skewlab.engine.session import get_spark
 from skewlab.engine.stage import StageSpec, spark_schema
 from skewlab.experiments.chapters import resolve_runs, size_settings
@@ -134,7 +141,8 @@ def _emit_view(batches):
     output = Output(final=True, serializer=None, metrics=SubtaskMetrics("1:emission", 0))
     clock = time.time_ns
     for batch in batches:
-        cols = [batch.column(c).to_pylist() for c in (_VIEW_KEY, *VIEW_INPUT, KEY_GROUP)]
+        names = (_VIEW_KEY, *VIEW_INPUT, KEY_GROUP)
+        cols = [batch.column(c).to_pylist() for c in names if c in batch.schema.names]
         for key, seq, *_ in zip(*cols, strict=True):
             output.emit(key, seq, clock(), seq)
     output.flush_latencies()
@@ -205,10 +213,12 @@ def _steps(job_name: str, df, spark, job: JobConfig) -> dict[str, Callable[[], A
         columns = (_VIEW_KEY, *VIEW_INPUT, KEY_GROUP)
         sql = lambda: _spark_views(df)  # noqa: E731
         source = with_single_view_states(df)
-    routed = with_key_groups(source, key, job.max_parallelism, job.parallelism)
-    shuffled = identity_partition(routed, spark, job.parallelism).select(
-        *dict.fromkeys((key, KEY_GROUP, *stage.input_columns))
-    )
+    routed = source  # at p = 1 the subtask computes the key groups itself, as the engine does
+    if key_groups_in_jvm(stage, job):
+        routed = with_key_groups(source, key, job.max_parallelism, job.parallelism)
+    handed = python_columns(stage, job, routed.columns)
+    columns = tuple(c for c in columns if c in handed)
+    shuffled = identity_partition(routed, spark, job.parallelism).select(*handed)
     schema = spark_schema(stage.key_type)
 
     def engine() -> tuple[float, int]:

@@ -27,7 +27,6 @@ Example::
 
 from __future__ import annotations
 
-import statistics
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +34,11 @@ from skewlab.aggregates.digest import result_digest
 from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
-from skewlab.experiments.buffering import startup_seconds
 from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.remedies import predict_remedies
 from skewlab.experiments.remedy_costs import load_cost_profile, remedies, warm_up
-from skewlab.experiments.results import BenchResult
+from skewlab.experiments.results import BenchResult, spread
+from skewlab.experiments.startup import StartUp, net_rate
 from skewlab.experiments.subtask_replay import replay_subtasks, salted_stage_one_loads
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import run_strategy
@@ -87,7 +86,6 @@ def run_experiment(
     *,
     costs: str | Path | None = None,
     parallelism: int | None = None,
-    startup_runs: int = 3,
     progress: bool = True,
     spark=None,
 ) -> BenchResult:
@@ -108,14 +106,13 @@ def run_experiment(
 
     spark = spark or get_spark()
     bar = tqdm(
-        total=len(compared) * (1 + startup_runs + len(specs) * runs),
+        total=len(compared) * (1 + 2 * len(specs) * runs),
         desc=EXPERIMENT,
         disable=not progress,
     )
-    # buffering's start-up measure, shared as is (a public name would change buffering's timed
-    # code and so its reference's fingerprint: rename it when that reference is re-measured)
-    startup = startup_seconds(spark, compared, job, settings["n_users"], startup_runs, 1, bar)
-    rows, checks = [], []
+    startup = StartUp(spark, compared, job, settings["n_users"], 1)
+    startup.warm_up(bar)
+    workloads_run = []
     for name, spec in specs.items():
         views = generate_views(spark, spec).cache()
         views.count()
@@ -128,28 +125,38 @@ def run_experiment(
         loads = salted_stage_one_loads(views, "tweet_id", salt_buckets=p, parallelism=p)
         predicted = predict_remedies(replay, loads, profile, bounded=True, salt_buckets=p)
         warm_up(views, compared, job, spark)
-        measured: dict[str, list] = {}
+        runs_here = []
         for run in range(runs):
             for remedy, strategy in compared.items():
                 bar.set_postfix_str(f"{name}, {remedy}")
+                startup.sample(remedy)
+                bar.update()
                 result, _ = run_strategy(views, strategy, job, spark)
-                net = result.wall_seconds - startup[remedy]
-                rows.append({
-                    "experiment": EXPERIMENT, "workload": name, "remedy": remedy, "run": run,
-                    "parallelism": p, "records_in": result.records_in,
-                    "job_seconds": result.wall_seconds, "startup_seconds": startup[remedy],
-                    "net_job_seconds": net,
-                    "job_records_per_second_net_of_startup": result.records_processed / net,
-                    "subtask_records": [s["records"] for s in sorted(
-                        result.subtasks, key=lambda s: s["subtask"])],
-                    "state_reads": result.state_reads, "cache_hit_ratio": result.cache_hit_ratio,
-                    "digest_matches_reference": result.result_digest == reference,
-                })  # fmt: skip
-                measured.setdefault(remedy, []).append(rows[-1])
+                runs_here.append((remedy, run, result, result.result_digest == reference))
                 bar.update()
         views.unpersist()
-        checks.append(_check(name, replay, predicted, measured))
+        workloads_run.append((name, replay, predicted, runs_here))
     bar.close()
+    startup.close()
+    seconds = startup.seconds()
+    rows, checks = [], []
+    for name, replay, predicted, runs_here in workloads_run:
+        measured: dict[str, list] = {}
+        for remedy, run, result, matches in runs_here:
+            rows.append({
+                "experiment": EXPERIMENT, "workload": name, "remedy": remedy, "run": run,
+                "parallelism": p, "records_in": result.records_in,
+                "job_seconds": result.wall_seconds, "startup_seconds": seconds[remedy],
+                "net_job_seconds": result.wall_seconds - seconds[remedy],
+                "job_records_per_second_net_of_startup": net_rate(
+                    result.records_processed, result.wall_seconds, seconds[remedy]),
+                "subtask_records": [s["records"] for s in sorted(
+                    result.subtasks, key=lambda s: s["subtask"])],
+                "state_reads": result.state_reads, "cache_hit_ratio": result.cache_hit_ratio,
+                "digest_matches_reference": matches,
+            })  # fmt: skip
+            measured.setdefault(remedy, []).append(rows[-1])
+        checks.append(_check(name, replay, predicted, measured))
     summary = {
         "cost_profile": {k: profile[k] for k in ("source", "machine", "parallelism")},
         "tolerance": TOLERANCE,
@@ -158,7 +165,8 @@ def run_experiment(
         "all_rankings_equal": all(c["ranking_equal"] for c in checks),
         "all_rankings_consistent": all(c["ranking_consistent"] for c in checks),
         "all_digests_match": all(r["digest_matches_reference"] for r in rows),
-        "startup_seconds": startup,
+        "startup_seconds": seconds,
+        "startup_samples": startup.samples(),
         "parallelism": p,
     }
     return BenchResult(EXPERIMENT, size, rows, summary)
@@ -166,10 +174,17 @@ def run_experiment(
 
 def _check(name: str, replay, predicted, measured) -> dict[str, Any]:
     """One workload's predictions beside its measurements."""
-    throughput = {
-        remedy: statistics.median(r["job_records_per_second_net_of_startup"] for r in rows)
+    rates = {
+        remedy: spread(r["job_records_per_second_net_of_startup"] for r in rows)
         for remedy, rows in measured.items()
     }
+    throughput = {remedy: s["median"] for remedy, s in rates.items()}
+    unmeasured = [remedy for remedy, rate in throughput.items() if rate is None]
+    if unmeasured:
+        raise RuntimeError(
+            f"{name}: every run of {', '.join(unmeasured)} was shorter than its start-up; "
+            "use more views (a larger --size)"
+        )
     remedies_out = []
     for row in predicted["remedies"]:
         got = throughput[row["remedy"]]
@@ -177,10 +192,7 @@ def _check(name: str, replay, predicted, measured) -> dict[str, Any]:
             "remedy": row["remedy"],
             "predicted_records_per_second": row["records_per_second"],
             "measured_records_per_second": got,
-            "measured_spread": [min(r["job_records_per_second_net_of_startup"]
-                                    for r in measured[row["remedy"]]),
-                                max(r["job_records_per_second_net_of_startup"]
-                                    for r in measured[row["remedy"]])],
+            "measured_spread": [rates[row["remedy"]]["min"], rates[row["remedy"]]["max"]],
             "predicted_over_measured": row["records_per_second"] / got,
             "within_tolerance": abs(row["records_per_second"] / got - 1) <= TOLERANCE,
         })  # fmt: skip

@@ -8,8 +8,8 @@ each key has (100,000 views over 20,000 tweets: 5 per key; over 20 tweets: 5,000
 doctor's parallelism, ``runs`` times each after one unmeasured run of every remedy over the
 same views; each run's digest is checked against
 Spark SQL's. The measure is the seed's own: **job time net of start-up** (the same strategy over
-no views, as :mod:`skewlab.experiments.buffering` takes it). The profile derived from the runs
-(``summary["cost_profile"]``):
+no views, sampled before each run as :mod:`skewlab.experiments.startup` takes it). The profile
+derived from the runs (``summary["cost_profile"]``):
 
 ==============  ============================================================================
 ``per_record_us``  per remedy and density (records per key): net job time over the busiest
@@ -50,9 +50,9 @@ from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.buffering import startup_seconds
 from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.results import BenchResult, latest_result
+from skewlab.experiments.startup import StartUp
 from skewlab.experiments.subtask_replay import (
     DEFAULT_BUFFER_MAX_COUNT,
     DEFAULT_CACHE_ENTRIES,
@@ -114,7 +114,6 @@ def run_experiment(
     cardinalities: Sequence[int] | None = None,
     n_views: int | None = None,
     parallelism: int | None = None,
-    startup_runs: int = 3,
     seed: int = 7,
     progress: bool = True,
     spark=None,
@@ -142,14 +141,13 @@ def run_experiment(
 
     spark = spark or get_spark()
     bar = tqdm(
-        total=len(compared) * (1 + startup_runs + len(cards) * runs),  # warm-ups not counted
+        total=len(compared) * (1 + 2 * len(cards) * runs),  # warm-ups not counted
         desc=EXPERIMENT,
         disable=not progress,
     )
-    # buffering's start-up measure, shared as is (a public name would change buffering's timed
-    # code and so its reference's fingerprint: rename it when that reference is re-measured)
-    startup = startup_seconds(spark, compared, job, n_users, startup_runs, seed, bar)
-    rows: list[dict] = []
+    startup = StartUp(spark, compared, job, n_users, seed)
+    startup.warm_up(bar)
+    measured: list[tuple] = []
     densities: dict[str, dict] = {}
     for spec in specs:
         views = generate_views(spark, spec).cache()
@@ -163,13 +161,22 @@ def run_experiment(
         for run in range(runs):
             for name, strategy in compared.items():
                 bar.set_postfix_str(f"{spec.n_tweets} keys, {name}")
+                startup.sample(name)
+                bar.update()
                 result, _ = run_strategy(views, strategy, job, spark)
-                rows.append(_row(name, spec, run, result, startup[name], reference))
+                measured.append((name, spec, run, result, reference))
                 bar.update()
         views.unpersist()
     bar.close()
+    startup.close()
+    seconds = startup.seconds()
+    rows = [_row(name, spec, run, result, seconds[name], ref)
+            for name, spec, run, result, ref in measured]  # fmt: skip
     summary = summarize(rows, densities)
-    summary.update(startup_seconds=startup, parallelism=p, n_views=n_views, seed=seed)
+    summary.update(
+        startup_seconds=seconds, startup_samples=startup.samples(), parallelism=p,
+        n_views=n_views, seed=seed,
+    )  # fmt: skip
     return BenchResult(EXPERIMENT, size, rows, summary)
 
 

@@ -9,7 +9,8 @@ run of each over these views) and is checked against the Spark SQL reference dig
   imbalance ``max / mean`` of records in (the papers' balance, as a ratio) and Flink's skew
   score (FLIP-418);
 * **job throughput**, the seeds' measure: records over the job's wall time net of an empty run's
-  start-up (the same strategy over no views, as :mod:`skewlab.experiments.buffering` takes it),
+  start-up (the same strategy over no views, sampled before each run:
+  :mod:`skewlab.experiments.startup`),
   min / median / max over runs; the speedup over naive of the medians;
 * **order**: records that reach the final reduce after a later record of their key
   (``check_order``, as :mod:`skewlab.experiments.salting` counts salting's), every side;
@@ -52,7 +53,6 @@ from skewlab.aggregates.stats_state import StatsSerializer
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.engine.skew import skew_score
-from skewlab.experiments.buffering import startup_seconds
 from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.remedy_costs import warm_up
 from skewlab.experiments.results import BenchResult, spread
@@ -61,6 +61,7 @@ from skewlab.experiments.splitting_at_scale import (
     check_against_runs,
     simulated_throughput,
 )
+from skewlab.experiments.startup import StartUp, net_rate
 from skewlab.inputs.views import ViewSpec, generate_views, zipf_cdf
 from skewlab.state.java_hash import java_string_hash_array
 from skewlab.state.key_groups import assign_to_key_group_array, compute_default_max_parallelism
@@ -154,15 +155,17 @@ def run_experiment(
         for tweets in settings["tweets"]
         for skew in settings["skews"]
     ]
-    startup_runs, warm = settings["startup_runs"], settings["warm_up"]
+    warm = settings["warm_up"]
     spark = spark or get_spark()
-    per_p = len(SIDES) * (1 + startup_runs + len(specs) * (runs + warm))
+    per_p = len(SIDES) * (1 + len(specs) * (2 * runs + warm))
     bar = tqdm(total=len(parallelisms) * per_p, desc=EXPERIMENT, disable=not progress)
-    rows, state, simulated = [], [], []
+    measured, state, simulated = [], [], []
+    startups: dict[int, dict[str, float]] = {}
     for p in parallelisms:
         job = JobConfig(parallelism=p, check_order=True)  # order lost, counted for every side
         compared = sides(p)
-        startup = startup_seconds(spark, compared, job, settings["n_users"], startup_runs, 1, bar)
+        startup = StartUp(spark, compared, job, settings["n_users"], 1)
+        startup.warm_up(bar)
         for spec in specs:
             views = generate_views(spark, spec).cache()
             views.count()
@@ -175,12 +178,18 @@ def run_experiment(
             for run in range(runs):
                 for side, strategy in compared.items():
                     bar.set_postfix_str(f"{name}, p={p}, {side}")
+                    startup.sample(side)
+                    bar.update()
                     result, states = run_strategy(views, strategy, job, spark)
-                    rows.append(_row(name, spec, side, run, result, startup[side], reference))
+                    measured.append((p, name, spec, side, run, result, reference))
                     if run == 0:
                         state.append(_state(name, spec, side, strategy, views, job, states))
                     bar.update()
             views.unpersist()
+        startup.close()
+        startups[p] = startup.seconds()
+    rows = [_row(name, spec, side, run, result, startups[p][side], reference)
+            for p, name, spec, side, run, result, reference in measured]  # fmt: skip
     bar.set_postfix_str("simulated routing")
     calibrated_at, checks = min(parallelisms), []
     for spec in specs:
@@ -233,7 +242,7 @@ def _row(name, spec, side, run, result, startup: float, reference: str) -> dict:
         "job_seconds": result.wall_seconds,
         "startup_seconds": startup,
         "net_job_seconds": net,
-        HEADLINE_MEASURE: result.records_processed / net if net > 0 else None,
+        HEADLINE_MEASURE: net_rate(result.records_processed, result.wall_seconds, startup),
         "subtask_records": records,
         "subtask_state_reads": [s["state_reads"] for s in first],
         "subtask_busy_seconds": [s["operator_seconds"] for s in first],

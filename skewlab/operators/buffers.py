@@ -319,15 +319,14 @@ class HotKeyBuffer(VectorizedBuffer):
     (so a run is repeatable, and a periodic stream, keys in turn, cannot hide a key from the
     sample as taking every 8th record would), the sampled counts of a slice added once per
     key. A key is hot once it was sampled at least twice and its upper bound, scaled by the
-    sampling, is over the bar. Sampling keeps the
-    detector's cost per record small where nearly every record is a new key (at 20,000 keys
-    updating the sketch for every key of every slice cost several per cent of the operator);
-    the price is that a key near the bar may be found a little early or late, which moves it
-    between two paths that end in the same registers. A hot key stays hot, so each key's
-    records are reduced in their order: straight to state while cold, through the buffer once
-    hot. A cold record costs what a naive record costs (read, merge, write, emit); a hot one
-    what a buffered record costs. The sketch is not in a savepoint: after a restore keys are
-    found hot again as records arrive.
+    sampling, is over the bar. Sampling keeps the detector's cost per record small where nearly
+    every record is a new key (at 20,000 keys updating the sketch for every key of every slice
+    cost several per cent of the operator); the price is that a key near the bar may be found a
+    little early or late, which moves it between two paths that end in the same registers. A
+    hot key stays hot, so each key's records are reduced in their order: straight to state
+    while cold, through the buffer once hot. A cold record costs what a naive record costs
+    (read, merge, write, emit); a hot one what a buffered record costs. The sketch is not in a
+    savepoint: after a restore keys are found hot again as records arrive.
     """
 
     numpy_columns = (KEY_GROUP, *SINGLE_VIEW_COLUMNS, "seq")

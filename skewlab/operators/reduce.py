@@ -76,7 +76,7 @@ def reduce_each(
 
     Example::
 
-        >>> reduce_each(reduce, ["t1"], ["t1"], [17], [0], [[5], [3], [9], [1]], None)  # doctest: +SKIP
+        >>> reduce_each(naive, ["t1"], ["t1"], [17], [0], [[5], [3], [9], [1]], None)  # doctest: +SKIP
     """  # noqa: E501
     view_regs, view_ranks, user_regs, user_ranks = registers
     get, put, emit = operator.state.get, operator.state.put, operator.ctx.output.emit

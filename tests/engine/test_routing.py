@@ -10,6 +10,9 @@ from skewlab.engine.routing import (
     OPERATOR,
     identity_partition,
     identity_partition_keys,
+    java_type_of_arrow,
+    key_groups_in_jvm,
+    key_groups_of,
     subtask_load,
     with_key_groups,
 )
@@ -116,3 +119,44 @@ def test_subtask_load_counts_every_record_on_its_flink_subtask(spark):
     assert load["records"].tolist() == expected
     hottest = load.loc[load["hottest_key_records"].idxmax(), "hottest_key"]
     assert hottest == "tweet-0"
+
+
+@pytest.mark.parametrize("spark_type", ["bigint", "int", "string"])
+def test_the_subtasks_key_groups_equal_the_ones_spark_computes(spark, spark_type):
+    # at p = 1 the subtask computes the key groups from the keys (key_groups_of): the same
+    # numbers as Spark's (JVM expressions for integers, the pandas UDF for strings), nulls -1
+    rng = np.random.default_rng(7)
+    values = [int(v) for v in rng.integers(-(2**31), 2**31 - 1, size=500)]
+    if spark_type == "bigint":
+        values += [-(2**63), 2**63 - 1, 1 << 32]
+    keys = [str(v) if spark_type == "string" else v for v in values] + [None]
+    if spark_type == "string":
+        keys += ["", "é", "\U0001f600"]
+    df = spark.createDataFrame([(k,) for k in keys], f"k {spark_type}")
+    rows = with_key_groups(df, "k", 128, 2).select("k", KEY_GROUP).toArrow()
+    java_type = java_type_of_arrow(rows.column("k").type)
+    mine = key_groups_of(rows.column("k").to_pylist(), java_type, 128)
+    assert mine.tolist() == rows.column(KEY_GROUP).to_pylist()
+    assert mine[keys.index(None)] == -1
+    if spark_type != "string":  # the numpy route too, where there is no null
+        present = rows.filter(rows.column("k").is_valid())
+        as_numpy = key_groups_of(present.column("k").to_numpy(), java_type, 128)
+        assert as_numpy.tolist() == present.column(KEY_GROUP).to_pylist()
+
+
+def test_key_groups_in_jvm_only_where_something_there_reads_them():
+    from types import SimpleNamespace as S
+
+    assert not key_groups_in_jvm(S(order_by=("seq",)), S(parallelism=1))
+    assert not key_groups_in_jvm(S(order_by=()), S(parallelism=1))
+    assert key_groups_in_jvm(S(order_by=("seq",)), S(parallelism=3))
+    assert key_groups_in_jvm(S(order_by=(KEY_GROUP, "tweet_id")), S(parallelism=1))
+
+
+def test_an_unsupported_key_type_is_named():
+    import pyarrow as pa
+
+    from skewlab.errors import SkewlabInputError
+
+    with pytest.raises(SkewlabInputError, match="not double"):
+        java_type_of_arrow(pa.float64())

@@ -134,3 +134,41 @@ def test_a_paced_source_releases_slices_no_faster_than_the_rate():
     assert sum(n for _, n, _ in slices) == 500
     assert all(n == 2 and released == 2 for _, n, released in slices)  # 1 ms of records each
     assert elapsed >= 499 / 2_000  # record 499 is released 0.2495 s after record 0
+
+
+class GroupRecorder(Operator):
+    """Keeps the key groups it is handed, in each form an operator can ask for."""
+
+    def __init__(self, ctx, form):
+        super().__init__(ctx)
+        self.form = form
+        setattr(self, form, ("k", KEY_GROUP) if form == "columns" else (KEY_GROUP,))
+        self.groups: list = []
+
+    def process(self, cols, n, arrivals):
+        groups = cols[KEY_GROUP]
+        kind = {"columns": list, "numpy_columns": np.ndarray, "arrow_columns": pa.Array}
+        assert isinstance(groups, kind[self.form])
+        self.groups.extend(groups if self.form == "columns" else groups.tolist())
+
+
+@pytest.mark.parametrize("form", ["columns", "numpy_columns", "arrow_columns"])
+@pytest.mark.parametrize(
+    "keys", [["a", None, "é", "a"], [3, 1 << 40, -7], [3, None, 5]], ids=["str", "long", "null"]
+)
+def test_at_one_subtask_the_key_groups_are_computed_from_the_keys(form, keys):
+    from skewlab.state.key_groups import assign_to_key_group
+
+    ops: list = []
+    stage = StageSpec(
+        "1:kg",
+        "k",
+        lambda ctx: ops.append(GroupRecorder(ctx, form)) or ops[-1],
+        final=True,
+        serializer=SERIALIZER,
+    )
+    job = JobConfig(parallelism=1, disk_profile=None).resolved(1)
+    key_type = pa.string() if isinstance(keys[0], str) else pa.int64()
+    no_groups = pa.RecordBatch.from_arrays([pa.array(keys, key_type)], names=["k"])
+    list(run_subtask(stage, job, iter([no_groups]), subtask=0))
+    assert ops[0].groups == [-1 if k is None else assign_to_key_group(k, 128) for k in keys]

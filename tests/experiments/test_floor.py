@@ -37,13 +37,18 @@ def test_the_pass_through_operator_emits_every_record_once_per_subtask(spark, p)
     ]
 
 
-def test_the_count_job_hands_python_only_the_key_and_its_key_group_unless_paced(spark):
-    # every column crossing to Python costs each record its Arrow conversion: ``seq`` goes only
-    # where the runtime reads it (a paced source's release times)
+def test_the_count_job_hands_python_only_what_it_reads(spark):
+    # every column crossing to Python costs each record its Arrow conversion: at one subtask
+    # the key alone (the subtask computes its key group), beyond it the key group Spark routed
+    # by; ``seq`` only where the runtime reads it (a paced source's release times)
     words = flip325_input(spark, 2_001)
     stage = pass_through_stage()
-    for rate, sent in ((None, ["word", "_key_group"]), (1e7, ["word", "_key_group", "seq"])):
-        job = JobConfig(parallelism=1, source_rate=rate).resolved(2)
+    for p, rate, sent in (
+        (1, None, ["word"]),
+        (1, 1e7, ["word", "seq"]),
+        (2, None, ["word", "_key_group"]),
+    ):
+        job = JobConfig(parallelism=p, source_rate=rate).resolved(2)
         out_df = run_stage(words, spark, stage, job)
         assert _python_input(out_df) == sent
         out = collect_stage(out_df, stage.serializer)
@@ -57,11 +62,8 @@ def test_seq_crosses_to_python_for_savepoints_and_checkpoints(tmp_path):
     savepoint = Recovery(stop_at=10, savepoint_dir=str(tmp_path / "savepoint"))
     for recovery in (checkpoints, savepoint):
         job = JobConfig(parallelism=1, recovery=recovery).resolved(2)
-        assert python_columns(stage, job, ["word", "seq"]) == ["word", "_key_group", "seq"]
-    assert python_columns(stage, JobConfig(parallelism=1).resolved(2), ["word", "seq"]) == [
-        "word",
-        "_key_group",
-    ]
+        assert python_columns(stage, job, ["word", "seq"]) == ["word", "seq"]
+    assert python_columns(stage, JobConfig(parallelism=1).resolved(2), ["word", "seq"]) == ["word"]
 
 
 def _python_input(out_df) -> list[str]:

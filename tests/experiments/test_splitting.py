@@ -41,7 +41,9 @@ def test_the_routed_stage_carries_every_record_and_the_summary_every_headline(re
         assert len(row["subtask_records"]) == row["parallelism"]
         expected = max(row["subtask_records"]) / np.mean(row["subtask_records"])
         assert row["imbalance_max_over_mean"] == pytest.approx(expected)
-    assert all(result.summary[key] is not None for key in headline_ratios("splitting"))
+    for key in headline_ratios("splitting"):
+        # None only where a tiny run was not longer than its start-up (no net throughput)
+        assert result.summary[key] is None or result.summary[key] > 0, key
 
 
 def test_replicas_per_hot_key_follow_each_scheme(result):
