@@ -33,7 +33,7 @@ def register(subparsers) -> None:
     )
     add_size_option(
         parser,
-        "tiny: seconds; quick: about two minutes, each lesson's direction (default); "
+        "tiny: seconds; quick: about 2-3 minutes, each lesson's direction (default); "
         "full: the seeds' sizes",
     )
     parser.add_argument("--out", default=None, help="output directory (default: reports/)")
