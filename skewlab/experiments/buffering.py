@@ -33,34 +33,37 @@ buffered                                               per slice and key: a sket
                                                        cold one as naive
 ==============  =====================================  =====================================
 
-The headline is the seed's own measure, **job throughput**: records over the Spark job's wall
-time. At 100,000 records a job's fixed start-up (scheduling, routing set-up, the Python worker,
-the collect) weighs seconds, so the job time is taken **net of an empty run's start-up** -- the
-same strategy over no views, one such run right before each measured run, the median of them
-(:mod:`skewlab.experiments.startup`) -- as one would for Flink. Beside it:
-operator throughput (records over the time inside the operators) and the raw job throughput.
-Every figure is the median of R runs, with min and max. The seed reports ~45x at 20 keys.
+The headline is the seed's own measure, **job throughput**: records over the job's time. A
+job's fixed start-up (scheduling, the Python worker, the collect) is cancelled, not estimated:
+every side runs over the views at two sizes in each round and its per-record job cost is the
+slope between them (:mod:`skewlab.experiments.rounds`); the throughput is one over that cost.
+Beside it: operator throughput (records over the time inside the operators, by the same slope)
+and the large run's raw job throughput. Every figure is the median of R rounds, with min and
+max; each speedup is the ratio of the medians with its bootstrap interval
+(:mod:`skewlab.experiments.intervals`), and its job-level ratio is held to its physical bound:
+between 1 and the operators' ratio (the chapter record's ``bounds``). The seed reports ~45x at
+20 keys.
 
 Example::
 
     >>> result = run_experiment("tiny", progress=False)                      # doctest: +SKIP
     >>> result.summary["headline_measure"], result.summary["all_digests_match"]  # doctest: +SKIP
-    ('job_records_per_second_net_of_startup', True)
+    ('job_records_per_second', True)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from skewlab.aggregates.digest import result_digest
-from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
+from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import SEED_KEYS, resolve_runs, size_settings
+from skewlab.experiments.intervals import lowest, ratio_of_medians
 from skewlab.experiments.results import BenchResult, median_of, spread
-from skewlab.experiments.startup import StartUp, net_rate
-from skewlab.inputs.views import ViewSpec, generate_views
-from skewlab.strategies import Buffered, Naive, run_strategy
+from skewlab.experiments.rounds import SlopeInput, measure_rounds, slope_fields, warm_up
+from skewlab.inputs.views import ViewSpec
+from skewlab.strategies import Buffered, Naive
 
 EXPERIMENT = "buffering"
 #: The article's headline: buffered over naive throughput at 20 keys.
@@ -71,8 +74,8 @@ HEADLINES = {
     "speedup_at_20_keys": SEED_SPEEDUP_AT_20_KEYS,
     "speedup_at_20_keys_list": SEED_SPEEDUP_AT_20_KEYS,
 }
-#: What the headline ratios are computed from.
-HEADLINE_MEASURE = "job_records_per_second_net_of_startup"
+#: What the headline ratios are computed from: one over the per-record job cost by slope.
+HEADLINE_MEASURE = "job_records_per_second"
 #: The sides, in display order: the naive reduce, the vectorized buffer, the seed's list buffer,
 #: the vectorized buffer for hot keys only (issue 27: seed 000's future work).
 SIDES = ("naive", "buffered", "buffered_list", "buffered_hotkey")
@@ -107,13 +110,16 @@ def run_experiment(
     parallelism: int | None = 1,
     trigger_interval_ms: float = 100.0,
     max_count: int = 1000,
+    sides_run: Sequence[str] | None = None,
     seed: int = 1,
     progress: bool = True,
     spark=None,
 ) -> BenchResult:
     """Run the buffering experiment; see the module doc. Writes nothing (the CLI does).
 
-    Sizes come from the chapter registry (:mod:`skewlab.experiments.chapters`) unless given.
+    Sizes come from the chapter registry (:mod:`skewlab.experiments.chapters`) unless given;
+    ``sides_run`` (default: the size's ``sides``, else all of :data:`SIDES`) picks the sides,
+    naive always among them.
     """
     from tqdm.auto import tqdm
 
@@ -123,109 +129,86 @@ def run_experiment(
     n_views = settings["n_views"] if n_views is None else n_views
     n_users = settings["n_users"] if n_users is None else n_users
     job = JobConfig(parallelism=1 if parallelism is None else parallelism)
-    compared = sides(trigger_interval_ms, max_count)
+    chosen = tuple(sides_run or settings.get("sides") or SIDES)
+    unknown = [s for s in chosen if s not in SIDES]
+    if unknown or "naive" not in chosen:
+        raise SkewlabInputError(
+            f"sides {', '.join(chosen)}: choose among {', '.join(SIDES)}, naive included"
+        )
+    compared = {name: p for name, p in sides(trigger_interval_ms, max_count).items()
+                if name in chosen}  # fmt: skip
     specs = [ViewSpec(n_views, n_users, k, seed=seed) for k in cards]  # validates sizes
 
     spark = spark or get_spark()
-    total = len(compared) * (1 + 2 * len(cards) * runs)
-    bar = tqdm(total=total, desc=EXPERIMENT, disable=not progress)
-    startup = StartUp(spark, compared, job, n_users, seed)
-    startup.warm_up(bar)
-    measured = []
+    bar = tqdm(
+        total=len(compared) * (1 + 2 * len(cards) * runs), desc=EXPERIMENT, disable=not progress
+    )
+    warm_up(spark, compared, job, n_users=n_users, seed=seed, bar=bar)
+    rows = []
     for spec in specs:
-        views = generate_views(spark, spec).cache()
-        views.count()
-        reference = result_digest(spark_reference_aggregate(views))
-        for run in range(runs):
-            for name, strategy in compared.items():
-                bar.set_postfix_str(f"{spec.n_tweets} keys, {name}")
-                startup.sample(name)
-                bar.update()
-                result, _ = run_strategy(views, strategy, job, spark)
-                measured.append((name, spec, run, result, reference))
-                bar.update()
-        views.unpersist()
+        with SlopeInput(spark, spec) as views:
+            for run in measure_rounds(
+                spark, compared, job, views, runs, bar=bar, label=f"{spec.n_tweets} keys, "
+            ):
+                rows.append(_row(run, spec))
     bar.close()
-    startup.close()
-    seconds = startup.seconds()
-    rows = [_row(name, spec, run, result, seconds[name], ref)
-            for name, spec, run, result, ref in measured]  # fmt: skip
-    summary = summarize(rows)
-    summary["startup_seconds"] = seconds
-    summary["startup_samples"] = startup.samples()
-    return BenchResult(EXPERIMENT, size, rows, summary)
+    return BenchResult(EXPERIMENT, size, rows, summarize(rows))
 
 
-def _row(name: str, spec: ViewSpec, run: int, result, startup: float, reference: str) -> dict:
-    net = result.wall_seconds - startup
+def _row(run, spec: ViewSpec) -> dict:
+    result = run.large
     return {
         "experiment": EXPERIMENT,
         "cardinality": spec.n_tweets,
-        "strategy": name,
-        "run": run,
+        "strategy": run.side,
+        **slope_fields(run),
         "parallelism": result.parameters["parallelism"],
         "records_in": result.records_in,
         "records_out": result.records_out,
-        "job_seconds": result.wall_seconds,
-        "startup_seconds": startup,
-        "net_job_seconds": net,
-        HEADLINE_MEASURE: net_rate(result.records_processed, result.wall_seconds, startup),
-        "operator_records_per_second": result.operator_records_per_second,
-        "e2e_records_per_second": result.e2e_records_per_second,
         "state_reads": result.state_reads,
         "state_writes": result.state_writes,
         "buffer_flushes": result.buffer_flushes,
         "latency_p50_ms": result.latency_p50_ms,
         "latency_p99_ms": result.latency_p99_ms,
         "operator_inputs": result.extra["operator_inputs"],
-        "digest_matches_reference": result.result_digest == reference,
     }
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return a / b if a and b else None
-
-
-def _least(values) -> float | None:
-    present = [v for v in values if v is not None]
-    return min(present) if present else None
-
-
 def summarize(rows) -> dict:
-    """Per cardinality and side: min / median / max of the headline (job throughput net of
-    start-up) and of operator throughput; the buffers' speedups over naive of the medians."""
+    """Per cardinality and side: min / median / max of the headline (job throughput by slope)
+    and of operator throughput; each buffer's speedups over naive (ratios of the medians) with
+    their bootstrap intervals (``summary["intervals"]``)."""
     cards = sorted({r["cardinality"] for r in rows}, reverse=True)
+    present = [s for s in SIDES if any(r["strategy"] == s for r in rows)]
     table = []
+    intervals: dict = {}
     for k in cards:
         entry: dict = {"cardinality": k}
-        for side in SIDES:
-            mine = [r for r in rows if r["cardinality"] == k and r["strategy"] == side]
-            entry[side] = spread(r[HEADLINE_MEASURE] for r in mine)
-            entry[f"{side}_operator"] = spread(r["operator_records_per_second"] for r in mine)
+        mine = {s: [r for r in rows if r["cardinality"] == k and r["strategy"] == s]
+                for s in present}  # fmt: skip
+        for side in present:
+            entry[side] = spread(r[HEADLINE_MEASURE] for r in mine[side])
+            entry[f"{side}_operator"] = spread(r["operator_records_per_second"] for r in mine[side])
         for side, suffix in BUFFER_SIDES.items():
-            entry[f"speedup{suffix}"] = _ratio(entry[side]["median"], entry["naive"]["median"])
-            entry[f"operator_speedup{suffix}"] = _ratio(
-                entry[f"{side}_operator"]["median"], entry["naive_operator"]["median"]
-            )
+            if side not in present:
+                continue
+            for prefix, field in (("speedup", HEADLINE_MEASURE),
+                                  ("operator_speedup", "operator_records_per_second")):  # fmt: skip
+                est = ratio_of_medians(
+                    [r[field] for r in mine[side]], [r[field] for r in mine["naive"]]
+                )
+                entry[f"{prefix}{suffix}"] = None if est is None else est.value
+                entry[f"{prefix}{suffix}_interval"] = None if est is None else est.to_json()
         table.append(entry)
     by_k = {t["cardinality"]: t for t in table}
 
     def at(k: int, field: str) -> float | None:
         return by_k.get(k, {}).get(field)
 
-    return {
+    summary = {
         "headline_measure": HEADLINE_MEASURE,
         "runs": max((r["run"] for r in rows), default=-1) + 1,
-        "speedup_at_20_keys": at(SEED_KEYS, "speedup"),
-        "speedup_at_20_keys_list": at(SEED_KEYS, "speedup_list"),
-        "speedup_at_20000_keys": at(20_000, "speedup"),
-        "speedup_at_20_keys_hotkey": at(SEED_KEYS, "speedup_hotkey"),
-        "speedup_at_20000_keys_hotkey": at(20_000, "speedup_hotkey"),
-        "max_speedup": max((t["speedup"] for t in table if t["speedup"]), default=None),
-        "min_speedup_over_cardinalities": _least(t["speedup"] for t in table),
-        "min_speedup_over_cardinalities_hotkey": _least(t["speedup_hotkey"] for t in table),
-        "operator_speedup_at_20_keys": at(SEED_KEYS, "operator_speedup"),
-        "operator_speedup_at_20_keys_list": at(SEED_KEYS, "operator_speedup_list"),
+        "sides": present,
         "all_digests_match": all(r["digest_matches_reference"] for r in rows),
         "seed_speedup_at_20_keys": SEED_SPEEDUP_AT_20_KEYS,
         "naive_latency_p50_ms_at_20_keys": median_of(
@@ -236,3 +219,27 @@ def summarize(rows) -> dict:
         ),
         "by_cardinality": table,
     }
+    named = {
+        "speedup_at_20_keys": (SEED_KEYS, "speedup"),
+        "speedup_at_20_keys_list": (SEED_KEYS, "speedup_list"),
+        "speedup_at_20000_keys": (20_000, "speedup"),
+        "speedup_at_20_keys_hotkey": (SEED_KEYS, "speedup_hotkey"),
+        "speedup_at_20000_keys_hotkey": (20_000, "speedup_hotkey"),
+        "operator_speedup_at_20_keys": (SEED_KEYS, "operator_speedup"),
+        "operator_speedup_at_20_keys_list": (SEED_KEYS, "operator_speedup_list"),
+        "operator_speedup_at_20000_keys": (20_000, "operator_speedup"),
+    }
+    for key, (k, field) in named.items():
+        summary[key] = at(k, field)
+        if at(k, f"{field}_interval") is not None:
+            intervals[key] = at(k, f"{field}_interval")
+    for suffix in ("", "_hotkey"):
+        worst = lowest(
+            [t[f"speedup{suffix}_interval"] for t in table if t.get(f"speedup{suffix}_interval")]
+        )
+        summary[f"min_speedup_over_cardinalities{suffix}"] = worst and worst.value
+        if worst is not None:
+            intervals[f"min_speedup_over_cardinalities{suffix}"] = worst.to_json()
+    summary["max_speedup"] = max((t["speedup"] for t in table if t.get("speedup")), default=None)
+    summary["intervals"] = intervals
+    return summary

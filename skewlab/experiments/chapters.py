@@ -119,10 +119,19 @@ class Benchmark:
     lives in viz: the registry only names the function, :func:`skewlab.viz.summary_formatter`
     finds it; experiments never import viz).
 
+    Its verdicts (:mod:`skewlab.experiments.intervals`) read two more fields: ``bounds``, the
+    physical bounds its summary must keep (job-level ratio key -> the operators' ratio key of
+    the same two sides: the job's ratio lies between 1 and the operators'), and
+    ``run_to_run_spread``, how far one run's ratio lands from the median of many on the
+    two-core machines of docs/benchmarks.md ("Run-to-run spread"; relative, ``None`` where
+    not measured), the interval a one-run result gets.
+
     Example::
 
         >>> benchmark("value_state").formatter, benchmark("value_state").viz_module
         ('format_value_state_summary', 'skewlab.viz.sorted_input')
+        >>> benchmark("buffering").bounds["speedup_at_20_keys"]
+        'operator_speedup_at_20_keys'
     """
 
     id: str
@@ -133,6 +142,8 @@ class Benchmark:
     aliases: tuple[str, ...] = ()
     formatter: str = "format_summary"
     chapter: str = ""  # filled in by the chapter that holds it
+    bounds: dict[str, str] = field(default_factory=dict)
+    run_to_run_spread: float | None = None
 
     @property
     def module(self) -> str:
@@ -241,42 +252,60 @@ CHAPTERS: tuple[Chapter, ...] = (
                 id="buffering",
                 help="seed 000: naive (RocksDB) vs buffered view counting, tweet cardinality "
                 "20,000 .. 1",
+                bounds={
+                    "speedup_at_20_keys": "operator_speedup_at_20_keys",
+                    "speedup_at_20_keys_list": "operator_speedup_at_20_keys_list",
+                    "speedup_at_20000_keys": "operator_speedup_at_20000_keys",
+                },
+                run_to_run_spread=0.5,
                 sizes={
                     "tiny": {
                         "cardinalities": (1_000, 20),
                         "n_views": 2_000,
                         "n_users": 1_000,
                         "runs": 1,
+                        "sides": ("naive", "buffered", "buffered_list", "buffered_hotkey"),
                     },
-                    # a quick run shows the lessons' direction in a two-minute report; their
-                    # size is the shipped reference's (the seed's 100,000 views, 5 runs)
+                    # a quick run measures the lesson a short run can conclude: the seed's
+                    # headline point (20 keys, naive and the vectorised buffer, 3 rounds); the
+                    # rest of the chapter is the shipped reference's (the seed's grid)
                     "quick": {
-                        "cardinalities": (20_000, 20),
-                        "n_views": 20_000,
+                        "cardinalities": (20,),
+                        "n_views": 50_000,
                         "n_users": 25_000,
-                        "runs": 1,
+                        "runs": 3,
+                        "sides": ("naive", "buffered"),
                     },
                     "full": {
                         "cardinalities": SEED_CARDINALITIES,
                         "n_views": 100_000,
                         "n_users": 25_000,
                         "runs": 5,
+                        "sides": ("naive", "buffered", "buffered_list", "buffered_hotkey"),
                     },
                 },
             ),
         ),
         extra_sizes={
+            # rounds: a median latency's interval is taken over the sweep's rounds
             "latency_sweep": {
-                "tiny": {"views": 1_000, "source_rate": 2_000, "trigger_intervals": (20, 200)},
+                "tiny": {
+                    "views": 1_000,
+                    "source_rate": 2_000,
+                    "trigger_intervals": (20, 200),
+                    "rounds": 2,
+                },
                 "quick": {
                     "views": 2_000,
                     "source_rate": 2_000,
                     "trigger_intervals": (10, 500),
+                    "rounds": 3,
                 },
                 "full": {
                     "views": 20_000,
                     "source_rate": 2_000,
                     "trigger_intervals": (5, 10, 20, 50, 100, 200, 500),
+                    "rounds": 3,
                 },
             }
         },

@@ -36,10 +36,12 @@ from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.engine.config import JobConfig
 from skewlab.errors import SkewlabInputError
 from skewlab.strategies import Buffered, Naive, run_strategy
+from skewlab.validation import check_whole
 
 DEFAULT_INTERVALS = (10, 20, 50, 100, 200, 500)
 COLUMNS = (
     "strategy",
+    "run",
     "trigger_interval_ms",
     "max_count",
     "source_rate",
@@ -63,9 +65,12 @@ def latency_sweep(
     buffer: str = "vectorized",
     parallelism: int | None = None,
     baseline: bool = False,
+    rounds: int = 1,
     spark=None,
 ) -> pd.DataFrame:
-    """Run ``buffered`` over ``views`` at ``source_rate`` records/s, once per trigger interval.
+    """Run ``buffered`` over ``views`` at ``source_rate`` records/s, once per trigger interval
+    in each of ``rounds`` rounds (a median latency's interval is taken over the rounds: the
+    records of one flush wait alike, so one run's records are not independent samples).
 
     Returns one row per run (columns :data:`COLUMNS`), in the order of ``trigger_intervals``;
     with ``baseline`` a first row for ``naive`` (RocksDB) at the same rate, whose latency is the
@@ -82,6 +87,7 @@ def latency_sweep(
         >>> latency_sweep(views, source_rate=4_000, trigger_intervals=(20, 200))  # doctest: +SKIP
     """
     intervals = [float(i) for i in trigger_intervals]
+    check_whole("rounds", rounds, 1)
     if not intervals:
         raise SkewlabInputError("trigger_intervals must name at least one interval")
     runs: list[Naive | Buffered] = [
@@ -95,12 +101,13 @@ def latency_sweep(
     spark = spark or views.sparkSession
     reference = result_digest(spark_reference_aggregate(views))
     rows = []
-    for strategy in runs:
+    for run, strategy in ((r, s) for r in range(rounds) for s in runs):
         result, _ = run_strategy(views, strategy, job, spark)
         buffered = isinstance(strategy, Buffered)
         rows.append(
             {
                 "strategy": strategy.name,
+                "run": run,
                 "trigger_interval_ms": strategy.trigger_interval_ms if buffered else math.nan,
                 "max_count": strategy.max_count if buffered else None,
                 "source_rate": source_rate,

@@ -130,11 +130,12 @@ def _imports(module: str, path: Path) -> set[str]:
     return {m for m in found if m.startswith("skewlab.") and _module_file(m)}
 
 
-#: The experiment modules that only keep books (registry, result files, machines, references):
+#: The experiment modules that only keep books (registry, result files, machines, references,
+#: the intervals a summary computes after the runs):
 #: any other experiment module a benchmark imports runs inside its timed regions.
 _BOOKKEEPING = {
     f"skewlab.experiments.{m}"
-    for m in ("chapters", "results", "machine", "headlines", "references", "claims")
+    for m in ("chapters", "results", "machine", "headlines", "references", "claims", "intervals")
 }
 
 

@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from skewlab.experiments.claims import HELD, NOT_MEASURED, count_held
+from skewlab.experiments.claims import (
+    HELD,
+    INCONCLUSIVE,
+    MEASUREMENT_ERROR,
+    NOT_HELD,
+    NOT_MEASURED,
+    count_held,
+)
 from skewlab.report.kernel import SharedKernel, report_environment
 from skewlab.report.timing import NotebookTiming, cell_durations
 from skewlab.viz.claims import outcomes_from_notebook
@@ -73,27 +80,41 @@ class NotebookReport:
         return self.error is None
 
     def claims_line(self) -> str:
-        """How many of the notebook's claims held in this run and in the reference.
+        """The notebook's claims by verdict, in this run and in the reference.
 
         Example::
 
             >>> nb = NotebookReport("03", "t", "s", Path("x.html"), 1.0, claims=[
             ...     {"this_run": "held", "reference": "held"},
-            ...     {"this_run": "not held", "reference": None},
-            ...     {"this_run": "not measured", "reference": "held"}])
+            ...     {"this_run": "inconclusive", "reference": None},
+            ...     {"this_run": "not measured", "reference": "not held"}])
             >>> nb.claims_line()
-            'claims held: 1 of 3 in this run (1 not measured at this size), 2 of 2 in the reference'
-        """
+            'claims: this run 1 held, 1 inconclusive (1 not measured at this size, of 3); the reference 1 held, 1 not held (of 2)'
+        """  # noqa: E501
         if not self.claims:
             return ""
-        counts = count_held(c["this_run"] for c in self.claims)
-        line = f"claims held: {counts[HELD]} of {len(self.claims)} in this run"
-        if counts[NOT_MEASURED]:
-            line += f" ({counts[NOT_MEASURED]} not measured at this size)"
+        line = "claims: this run " + verdict_counts(c["this_run"] for c in self.claims)
         referenced = [c["reference"] for c in self.claims if c.get("reference") is not None]
         if referenced:
-            line += f", {count_held(referenced)[HELD]} of {len(referenced)} in the reference"
+            line += "; the reference " + verdict_counts(referenced)
         return line
+
+
+def verdict_counts(statuses) -> str:
+    """``"5 held, 1 not held, 2 inconclusive (1 not measured at this size, of 9)"``: every
+    verdict that occurs, and of how many claims.
+
+    Example::
+
+        >>> verdict_counts(["held", "held", "measurement error"])
+        '2 held, 1 measurement error (of 3)'
+    """
+    statuses = list(statuses)
+    counts = count_held(statuses)
+    shown = [f"{counts[s]} {s}" for s in (HELD, NOT_HELD, INCONCLUSIVE, MEASUREMENT_ERROR)
+             if counts[s]]  # fmt: skip
+    tail = f"{counts[NOT_MEASURED]} not measured at this size, " if counts[NOT_MEASURED] else ""
+    return f"{', '.join(shown) or 'none concluded'} ({tail}of {len(statuses)})"
 
 
 def title_and_summary(nb_path: Path) -> tuple[str, str]:

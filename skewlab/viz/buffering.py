@@ -10,7 +10,7 @@ Example::
     >>> import pandas as pd
     >>> rows = pd.DataFrame({
     ...     "cardinality": [1000, 1000, 20, 20], "strategy": ["naive", "buffered"] * 2,
-    ...     "run": [0] * 4, "job_records_per_second_net_of_startup": [4e4, 8e4, 2e4, 1e6]})
+    ...     "run": [0] * 4, "job_records_per_second": [4e4, 8e4, 2e4, 1e6]})
     >>> fig = throughput_figure(rows)
     >>> fig.layout.xaxis.type, fig.layout.yaxis.type
     ('log', 'log')
@@ -39,8 +39,8 @@ from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import Buffered, Naive, run_strategy
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, LABELS, TEMPLATE
-from skewlab.viz.text import spread_text, times
-from skewlab.viz.titles import latency_title, seed_point
+from skewlab.viz.text import estimate_text, spread_text, times
+from skewlab.viz.titles import latency_title, seed_point, whose_figures
 
 __all__ = [
     "bench_rows",
@@ -63,7 +63,7 @@ SIDE_LABELS = LABELS["buffering"]
 
 #: column -> (its y axis's words, its name in a title)
 _MEASURE_NAMES = {
-    HEADLINE_MEASURE: ("job (net of start-up)", "job throughput net of start-up"),
+    HEADLINE_MEASURE: ("job (per-record cost by slope)", "job throughput"),
     "operator_records_per_second": ("operator", "operator throughput"),
 }
 
@@ -72,7 +72,8 @@ def median_throughput(rows, column: str = HEADLINE_MEASURE):
     """Median of ``column`` per (cardinality, strategy), one column per strategy, and each
     buffer's speedup over naive (``speedup``: the vectorized buffer; ``speedup_list``: the
     seed's list buffer). ``rows``: anything :func:`bench_rows` takes; ``column``: the headline
-    (job throughput net of start-up) by default, or ``operator_records_per_second``.
+    (job throughput: one over the per-record job cost by slope) by default, or
+    ``operator_records_per_second``.
 
     Example::
 
@@ -99,15 +100,18 @@ def throughput_figure(
     *,
     column: str = HEADLINE_MEASURE,
     title: str | None = None,
+    whose: str | None = None,
 ) -> go.Figure:
     """Seed 000's figure: records/s against the number of distinct tweets, log-log axes.
 
     Lines through the medians per side; every run as a faint dot. ``result``: see
-    :func:`bench_rows`. ``column``: the headline, job throughput net of start-up (default),
+    :func:`bench_rows`. ``column``: the headline, job throughput by slope (default),
     ``operator_records_per_second`` (time inside the operators) or ``e2e_records_per_second``
     (raw job wall time). The default title states the result: the buffer's speedup at the
-    fewest keys measured and at the most.
+    fewest keys measured and at the most, and whose figures they are (``whose``, default: this
+    run or the reference, from ``result``; a bare table names none).
     """
+    whose = whose or _whose(result)
     rows = bench_rows(result)
     medians = median_throughput(rows, column)
     fig = go.Figure()
@@ -138,7 +142,7 @@ def throughput_figure(
         )
     label, measure = _MEASURE_NAMES.get(column, ("job", "job throughput"))
     fig.update_layout(
-        title=title or speedup_title(medians, measure),
+        title=title or speedup_title(medians, measure, whose),
         template=TEMPLATE,
         xaxis={"title": "distinct tweets (key cardinality)", "type": "log"},
         yaxis={"title": f"{label} records / s", "type": "log"},
@@ -147,31 +151,39 @@ def throughput_figure(
     return fig
 
 
-def speedup_title(medians: pd.DataFrame, measure: str) -> str:
+def speedup_title(medians: pd.DataFrame, measure: str, whose: str | None = None) -> str:
     """A title that states the result of :func:`median_throughput`'s table: the buffer's
-    speedup at the fewest keys measured and at the most (20 keys first, the seed's point).
+    speedup at the fewest keys measured and at the most (20 keys first, the seed's point), with
+    as many digits as the claims print (two below 10x), and whose figures they are.
 
     Example::
 
-        >>> medians = pd.DataFrame({"cardinality": [20_000, 20], "speedup": [0.9, 7.7]})
-        >>> speedup_title(medians, "job throughput")
-        'Buffering: 7.7x naive at 20 keys, 0.9x at 20,000 keys (job throughput)'
-    """
+        >>> medians = pd.DataFrame({"cardinality": [20_000, 20], "speedup": [0.98, 7.7]})
+        >>> speedup_title(medians, "job throughput", "this run (quick, this machine)")
+        'This run (quick, this machine): buffering 7.70x naive at 20 keys, 0.98x at 20,000 keys (job throughput)'
+    """  # noqa: E501
+    lead = f"{whose[0].upper()}{whose[1:]}: buffering" if whose else "Buffering:"
     if "speedup" not in medians.columns or not len(medians):
-        return f"Naive vs buffered: {measure} vs key cardinality"
+        return f"{lead} naive vs buffered, {measure} vs key cardinality"
     by_k = medians.set_index("cardinality")["speedup"]
     few = seed_point(by_k.index)
-    text = f"Buffering: {by_k[few]:.1f}x naive at {few:,} keys"
+
+    def ratio(value: float) -> str:
+        return times(value, ".2f" if value < 10 else ".1f")
+
+    text = f"{lead} {ratio(by_k[few])} naive at {few:,} keys"
     if max(by_k.index) != few:
-        text += f", {by_k[max(by_k.index)]:.1f}x at {max(by_k.index):,} keys"
+        text += f", {ratio(by_k[max(by_k.index)])} at {max(by_k.index):,} keys"
     return f"{text} ({measure})"
 
 
 def speedup_figure(
-    result, *, column: str = HEADLINE_MEASURE, title: str | None = None
+    result, *, column: str = HEADLINE_MEASURE, title: str | None = None, whose: str | None = None
 ) -> go.Figure:
     """The median speedup per key cardinality (log x) of each buffer, with the seed's ~45x at
-    20 keys; the default title states the speedup measured (:func:`speedup_title`)."""
+    20 keys; the default title states the speedup measured and whose it is
+    (:func:`speedup_title`)."""
+    whose = whose or _whose(result)
     medians = median_throughput(bench_rows(result), column)
     fig = go.Figure()
     for name, side, dash in (
@@ -201,12 +213,19 @@ def speedup_figure(
     )
     fig.add_hline(y=1, line={"dash": "dot", "color": COLORS["parity"]})
     fig.update_layout(
-        title=title or speedup_title(medians, "the seed: ~45x at 20 keys"),
+        title=title or speedup_title(medians, "the seed: ~45x at 20 keys", whose),
         template=TEMPLATE,
         xaxis={"title": "distinct tweets (key cardinality)", "type": "log"},
         yaxis={"title": "speedup (x)", "type": "log"},
     )
     return fig
+
+
+def _whose(result) -> str | None:
+    """Whose figures ``result`` holds, where it says (a table of rows alone does not)."""
+    if isinstance(result, pd.DataFrame):
+        return None
+    return whose_figures(result if isinstance(result, Mapping) else result.to_json_dict())
 
 
 def latency_figure(sweep: pd.DataFrame, *, title: str | None = None) -> go.Figure:
@@ -218,7 +237,8 @@ def latency_figure(sweep: pd.DataFrame, *, title: str | None = None) -> go.Figur
     becomes a horizontal line: the per-record latency without a buffer. The default title
     states the result (:func:`skewlab.viz.titles.latency_title`).
     """
-    buffered = sweep[sweep["strategy"] == "buffered"].sort_values("trigger_interval_ms")
+    buffered = _sweep_medians(sweep)
+    buffered = buffered[buffered["strategy"] == "buffered"].sort_values("trigger_interval_ms")
     x = buffered["trigger_interval_ms"]
     fig = go.Figure()
     for column, name, dash in (
@@ -265,75 +285,89 @@ def latency_figure(sweep: pd.DataFrame, *, title: str | None = None) -> go.Figur
 
 
 def describe(result) -> str:
-    """A sentence of what this run measured at the fewest keys it ran with 20 or more, and the
-    seed's figure named as the seed's.
+    """A sentence of what a result measured at the fewest keys it ran with 20 or more (each
+    speedup with its interval), saying whose figures they are, and the seed's figure named as
+    the seed's.
 
     Example::
 
-        >>> summary = {"runs": 5, "by_cardinality": [{"cardinality": 20, "speedup": 30.0,
-        ...     "speedup_list": 4.0, "operator_speedup": 60.0, "operator_speedup_list": 5.0}]}
-        >>> print(describe({"summary": summary, "rows": []}))
-        Measured here (median of 5 runs): at 20 keys the vectorized buffer's job throughput is 30.0x naive's and the seed's list buffer's 4.0x; inside the operators alone, 60.0x and 5.0x. The article's figure at 20 keys: ~45x.
+        >>> summary = {"runs": 5, "by_cardinality": [{"cardinality": 20,
+        ...     "speedup_interval": {"value": 30.0, "low": 26.0, "high": 33.0, "runs": 5},
+        ...     "operator_speedup_interval": {"value": 60.0, "low": 52.0, "high": 66.0}}]}
+        >>> print(describe({"size": "quick", "summary": summary, "rows": []}))
+        This run (quick, this machine), medians of 5 rounds: at 20 keys the vectorized buffer's job throughput is 30.0x [26.0..33.0] naive's; inside the operators alone, 60.0x [52.0..66.0]. The article's figure at 20 keys: ~45x.
     """  # noqa: E501
     summary = bench_summary(result)
     rows = [t for t in summary["by_cardinality"] if t["cardinality"] >= 20]
     if not rows:
         return "No cardinality of 20 keys or more was measured."
     t = min(rows, key=lambda row: row["cardinality"])
+    names = {"": "the vectorized buffer's", "_list": "the seed's list buffer's",
+             "_hotkey": "the hot-key buffer's"}  # fmt: skip
+    job = [f"{names[x]} job throughput is {estimate_text(t[f'speedup{x}_interval'])} naive's"
+           for x in names if t.get(f"speedup{x}_interval")]  # fmt: skip
+    operator = [estimate_text(t[f"operator_speedup{x}_interval"])
+                for x in names if t.get(f"operator_speedup{x}_interval")]  # fmt: skip
+    whose = whose_figures(result)
     return (
-        f"Measured here (median of {summary['runs']} runs): at {t['cardinality']:,} keys the "
-        f"vectorized buffer's job throughput is {times(t['speedup'])} naive's and the seed's "
-        f"list buffer's {times(t['speedup_list'])}; inside the operators alone, "
-        f"{times(t['operator_speedup'])} and {times(t['operator_speedup_list'])}. The "
-        f"article's figure at 20 keys: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x."
+        f"{whose[0].upper()}{whose[1:]}, medians of {summary['runs']} rounds: at "
+        f"{t['cardinality']:,} keys {', '.join(job)}; inside the operators alone, "
+        f"{' and '.join(operator)}. The article's figure at 20 keys: "
+        f"~{SEED_SPEEDUP_AT_20_KEYS:.0f}x."
     )
 
 
 def format_summary(result: BenchResult) -> str:
-    """What ``skewlab bench buffering`` prints: the measured table (median [min..max]) beside
-    the seed's headline figure.
+    """What ``skewlab bench buffering`` prints: the measured table (median [min..max]), each
+    speedup with its interval, beside the seed's headline figure.
 
     Example::
 
         >>> from skewlab.experiments.buffering import run_experiment
         >>> print(format_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
-        job throughput net of start-up, records/s: median [min..max] of 1 run(s); ...
+        this run (tiny, this machine): job throughput (per-record cost by slope) ...
     """
     s = result.summary
+    whose = whose_figures(result)
     lines = [
-        "job throughput net of start-up, records/s: median [min..max] of "
-        f"{s['runs']} run(s); speedup = buffered / naive of the medians",
-        f"{'keys':>7}  {'naive':>26}  {'buffered (vectorized)':>28}  {'x':>6}  "
-        f"{'buffered (list, the seed)':>28}  {'x':>6}",
+        f"{whose}: job throughput (one over the per-record job cost by slope, N/4 to N "
+        f"views), records/s: median [min..max] of {s['runs']} round(s); speedup = buffered / "
+        "naive of the medians [95 % bootstrap interval]",
+        f"{'keys':>7}  {'naive':>26}"
+        + "".join(f"  {SIDE_LABELS[side]:>28}  {'x':>18}" for side in s["sides"][1:]),
     ]
-    lines[-1] += f"  {'buffered (hot keys only)':>28}  {'x':>6}"
+    suffixes = {side: suffix for side, suffix in BUFFER_SIDES.items() if side in s["sides"]}
     for t in s["by_cardinality"]:
-        hotkey = t.get("buffered_hotkey") or {"min": None, "median": None, "max": None}
-        lines.append(
-            f"{t['cardinality']:>7,}  {spread_text(t['naive'], ',.0f'):>26}  "
-            f"{spread_text(t['buffered'], ',.0f'):>28}  {_x(t['speedup'])}  "
-            f"{spread_text(t['buffered_list'], ',.0f'):>28}  {_x(t['speedup_list'])}  "
-            f"{spread_text(hotkey, ',.0f'):>28}  {_x(t.get('speedup_hotkey'))}"
-        )
+        line = f"{t['cardinality']:>7,}  {spread_text(t['naive'], ',.0f'):>26}"
+        for side, suffix in suffixes.items():
+            line += f"  {spread_text(t[side], ',.0f'):>28}  "
+            line += f"{estimate_text(t.get(f'speedup{suffix}_interval')):>18}"
+        lines.append(line)
+    intervals = s.get("intervals", {})
     seed = s["seed_speedup_at_20_keys"]
-    lines.append(
-        f"headline at 20 keys: vectorized {_x(s['speedup_at_20_keys'])}, list "
-        f"{_x(s['speedup_at_20_keys_list'])} (the seed's figure: ~{seed:.0f}x); operator "
-        f"throughput alone: vectorized {_x(s['operator_speedup_at_20_keys'])}, list "
-        f"{_x(s['operator_speedup_at_20_keys_list'])}"
-    )
+    headline = [
+        f"{name} {estimate_text(intervals.get(key))}"
+        for name, key in (("vectorized", "speedup_at_20_keys"), ("list", "speedup_at_20_keys_list"))
+        if s.get(key) is not None
+    ]
+    operator = [
+        f"{name} {estimate_text(intervals.get(key))}"
+        for name, key in (("vectorized", "operator_speedup_at_20_keys"),
+                          ("list", "operator_speedup_at_20_keys_list"))
+        if s.get(key) is not None
+    ]  # fmt: skip
+    if headline:
+        lines.append(
+            f"headline at 20 keys: {', '.join(headline)} (the seed's figure: ~{seed:.0f}x); "
+            f"operator throughput alone: {', '.join(operator)}"
+        )
     if s.get("min_speedup_over_cardinalities_hotkey") is not None:
         lines.append(
             "worst speedup over naive across the cardinalities: hot keys only "
-            f"{_x(s['min_speedup_over_cardinalities_hotkey'])} (issue 27's goal: at least 1.0x), "
-            f"vectorized {_x(s['min_speedup_over_cardinalities'])}"
+            f"{estimate_text(intervals.get('min_speedup_over_cardinalities_hotkey'), '.2f')}, "
+            f"vectorized {estimate_text(intervals.get('min_speedup_over_cardinalities'), '.2f')}"
         )
-    startup = s.get("startup_seconds") or {}
-    lines.append(
-        "start-up (an empty run's job time, subtracted): "
-        + ", ".join(f"{k} {v:.2f} s" for k, v in startup.items())
-        + f"; all digests match the reference: {s['all_digests_match']}"
-    )
+    lines.append(f"all digests match the reference: {s['all_digests_match']}")
     return "\n".join(lines)
 
 
@@ -342,10 +376,21 @@ def _x(value: float | None) -> str:
     return times(value, "5.1f", "     -")
 
 
+def _sweep_medians(sweep: pd.DataFrame) -> pd.DataFrame:
+    """One row per strategy and trigger interval: the median over the sweep's rounds of its
+    latencies and flushes (a sweep of one round: its rows)."""
+    columns = [c for c in ("latency_p50_ms", "latency_p99_ms", "buffer_flushes") if c in sweep]
+    keys = ["strategy", "trigger_interval_ms"]
+    table = sweep.groupby(keys, dropna=False, sort=False)[columns].median().reset_index()
+    rates = sweep.groupby(keys, dropna=False, sort=False)["source_rate"].first().reset_index()
+    return table.merge(rates, on=keys)
+
+
 def describe_latency(sweep: pd.DataFrame) -> str:
     """A sentence of what a latency sweep (:func:`~skewlab.experiments.latency_sweep.
-    latency_sweep`) measured: the naive reduce's median latency, and the buffer's median and
-    p99 with its number of flushes at the shortest and the longest trigger interval.
+    latency_sweep`) measured, medians over its rounds: the naive reduce's median latency, and
+    the buffer's median and p99 with its number of flushes at the shortest and the longest
+    trigger interval.
 
     Example::
 
@@ -354,22 +399,27 @@ def describe_latency(sweep: pd.DataFrame) -> str:
         ...     "latency_p50_ms": [0.2, 5.1, 250.0], "latency_p99_ms": [0.9, 9.8, 495.0],
         ...     "buffer_flushes": [None, 1000, 20]})
         >>> print(describe_latency(sweep))
-        Measured here (a source paced at 2,000 records/s): the naive reduce's median latency 0.2 ms; the buffer's median 5.1 ms (p99 9.8 ms, 1,000 flushes) at a 10 ms trigger interval and 250.0 ms (p99 495.0 ms, 20 flushes) at 500 ms.
+        This run (a source paced at 2,000 records/s, medians of 1 round): the naive reduce's median latency 0.2 ms; the buffer's median 5.1 ms (p99 9.8 ms, 1,000 flushes) at a 10 ms trigger interval and 250.0 ms (p99 495.0 ms, 20 flushes) at 500 ms.
     """  # noqa: E501
-    buffered = sweep[sweep["strategy"] == "buffered"].sort_values("trigger_interval_ms")
-    naive = sweep[sweep["strategy"] == "naive"]
+    rounds = int(sweep["run"].nunique()) if "run" in sweep else 1
+    table = _sweep_medians(sweep)
+    buffered = table[table["strategy"] == "buffered"].sort_values("trigger_interval_ms")
+    naive = table[table["strategy"] == "naive"]
     if buffered.empty:
         return "No buffered run in this sweep."
-    rate = float(sweep["source_rate"].iloc[0])
+    rate = float(table["source_rate"].iloc[0])
 
     def at(row) -> str:
         return (
             f"{row.latency_p50_ms:.1f} ms (p99 {row.latency_p99_ms:.1f} ms, "
-            f"{int(row.buffer_flushes):,} flushes)"
+            f"{row.buffer_flushes:,.0f} flushes)"
         )
 
     first, last = buffered.iloc[0], buffered.iloc[-1]
-    text = f"Measured here (a source paced at {rate:,.0f} records/s): "
+    text = (
+        f"This run (a source paced at {rate:,.0f} records/s, medians of {rounds} "
+        f"round{'s' * (rounds != 1)}): "
+    )
     if not naive.empty:
         text += f"the naive reduce's median latency {naive.iloc[0].latency_p50_ms:.1f} ms; "
     text += (
@@ -402,16 +452,18 @@ def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
     measure = summary.get("headline_measure", "operator_records_per_second")
     at_20 = summary.get("speedup_at_20_keys")
     cards = len(summary.get("by_cardinality", []))
+    whose = whose_figures(saved)
+    interval = (summary.get("intervals") or {}).get("speedup_at_20_keys")
     print(
-        f"size {saved.get('size', '?')}, {cards} cardinalities, {summary['runs']} run(s) "
+        f"{whose[0].upper()}{whose[1:]}: {cards} cardinalities, {summary['runs']} round(s) "
         "each; speedup at 20 keys: "
-        + (f"{at_20:.1f}x" if at_20 else "not measured")
+        + (estimate_text(interval or {"value": at_20}) if at_20 else "not measured")
         + f" in {measure} (the article's figure: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x); all digests "
         + f"match the reference: {summary.get('all_digests_match')}"
     )
     rows = bench_rows(saved)
     medians = median_throughput(rows, measure)
-    title = f"Saved benchmark: {speedup_title(medians, measure.replace('_', ' '))}"
+    title = speedup_title(medians, measure.replace("_", " "), whose)
     fig = throughput_figure(rows, column=measure, title=title)
     fig.show()
     return fig

@@ -1,5 +1,6 @@
 """A chapter's claims as a notebook shows them: each lesson over this run, over the shipped
-reference and beside the seed, marked held / not held / not measured.
+reference and beside the seed, marked with its verdict -- held, not held, inconclusive,
+measurement error or not measured -- and the interval it rests on.
 
 :func:`claims_table` evaluates the claims of a chapter (:mod:`skewlab.experiments.claims`) whose
 sources the notebook passes (``buffering=result``, ``latency_sweep=sweep`` ...): a notebook may
@@ -14,10 +15,12 @@ its index page.
 
 Example::
 
-    >>> table = claims_table("buffering", size="quick",
-    ...                      buffering={"summary": {"speedup_at_20_keys": 12.0}})
-    >>> print(str(table).splitlines()[0])
-    At 20 keys the buffer beats the naive reduce on job throughput.
+    >>> table = claims_table("buffering", size="quick", buffering={
+    ...     "experiment": "buffering", "summary": {"runs": 3, "speedup_at_20_keys": 12.0,
+    ...     "intervals": {"speedup_at_20_keys": {"value": 12.0, "low": 9.5, "high": 14.0,
+    ...                                          "runs": 3, "method": "bootstrap"}}}})
+    >>> str(table).splitlines()[1].split(": ", 1)[1]
+    'held -- buffered / naive job throughput at 20 keys: 12.0x [9.5..14.0] (3 runs)'
     >>> table.counts()["this_run"]["held"] >= 1
     True
 """
@@ -34,6 +37,8 @@ from skewlab.experiments.chapters import BENCHMARKS
 from skewlab.experiments.chapters import chapter as chapter_record
 from skewlab.experiments.claims import (
     HELD,
+    INCONCLUSIVE,
+    MEASUREMENT_ERROR,
     NOT_HELD,
     NOT_MEASURED,
     Claim,
@@ -49,10 +54,18 @@ __all__ = ["MIME_TYPE", "ClaimsTable", "claims_table", "outcomes_from_notebook"]
 
 #: The MIME type of a claims table's outcomes in an executed notebook.
 MIME_TYPE = "application/vnd.skewlab.claims+json"
-_MARKS = {HELD: "held", NOT_HELD: "NOT HELD", NOT_MEASURED: "not measured"}
+_MARKS = {
+    HELD: "held",
+    NOT_HELD: "NOT HELD",
+    INCONCLUSIVE: "inconclusive",
+    MEASUREMENT_ERROR: "MEASUREMENT ERROR",
+    NOT_MEASURED: "not measured",
+}
 _COLORS = {
     HELD: COLORS["held"],
     NOT_HELD: COLORS["not_held"],
+    INCONCLUSIVE: COLORS["not_measured"],
+    MEASUREMENT_ERROR: COLORS["not_held"],
     NOT_MEASURED: COLORS["not_measured"],
 }
 
@@ -110,8 +123,14 @@ class ClaimsTable:
                     "statement": r.claim.statement,
                     "this_run": r.this_run.status,
                     "this_run_text": r.this_run.text,
+                    "this_run_interval": r.this_run.interval_text,
+                    "this_run_note": r.this_run.note,
                     "reference": None if r.reference is None else r.reference.status,
                     "reference_text": None if r.reference is None else r.reference.text,
+                    "reference_interval": None
+                    if r.reference is None
+                    else r.reference.interval_text,
+                    "reference_note": None if r.reference is None else r.reference.note,
                     "seed": r.claim.seed,
                     "reverses_seed": r.claim.reverses_seed,
                 }
@@ -140,6 +159,9 @@ class ClaimsTable:
                 r.reference is not None and r.reference.status == NOT_HELD
             ):
                 lines.append(f"  why: {r.claim.why}")
+            for where, o in (("this run", r.this_run), ("the reference", r.reference)):
+                if o is not None and o.note:
+                    lines.append(f"  {where}, {o.status}: {o.note}")
         for source, line in self.references.items():
             lines.append(f"reference for {source}: {line}")
         return "\n".join(lines)
@@ -164,6 +186,12 @@ class ClaimsTable:
             )
         notes = []
         for r in self.rows:
+            for where, o in (("this run", r.this_run), ("the reference", r.reference)):
+                if o is not None and o.note:
+                    notes.append(
+                        f"<li><b>{html.escape(o.status.capitalize())} in {where}:</b> "
+                        f"{html.escape(r.claim.statement)} {html.escape(o.note)}</li>"
+                    )
             failed = [
                 where
                 for where, o in (("this run", r.this_run), ("the reference", r.reference))
@@ -190,8 +218,8 @@ class ClaimsTable:
 
 
 def _line(outcome: Outcome) -> str:
-    text = f" -- {outcome.text}" if outcome.text else ""
-    return f"{_MARKS[outcome.status]}{text}"
+    text = outcome.interval_text or outcome.text
+    return f"{_MARKS[outcome.status]}{f' -- {text}' if text else ''}"
 
 
 def _cell(outcome: Outcome | None) -> str:
@@ -201,7 +229,8 @@ def _cell(outcome: Outcome | None) -> str:
             "(measured by the notebook only)</span>"
         )
     mark = f"<b style='color:{_COLORS[outcome.status]}'>{html.escape(_MARKS[outcome.status])}</b>"
-    return mark + (f": {html.escape(outcome.text)}" if outcome.text else "")
+    text = outcome.interval_text or outcome.text
+    return mark + (f": {html.escape(text)}" if text else "")
 
 
 def _provenance_text(reference: dict[str, Any] | None) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["number", "percent", "spread_text", "times"]
+__all__ = ["estimate_text", "number", "percent", "spread_text", "times"]
 
 
 def percent(share: float | None) -> str:
@@ -86,3 +86,26 @@ def spread_text(spread: dict, spec: str, unit: str = "") -> str:
     median = format(spread["median"], spec) + unit
     low, high = format(spread["min"], spec), format(spread["max"], spec)
     return median if low == high else f"{median} [{low}..{high}]"
+
+
+def estimate_text(estimate, spec: str = ".1f", unit: str = "x", missing: str = "-") -> str:
+    """A figure with its interval (:class:`~skewlab.experiments.intervals.Estimate` or its
+    JSON) as ``34.0x [31.2..36.9]``; the figure alone where it has no interval; ``missing`` for
+    ``None``.
+
+    Example::
+
+        >>> estimate_text({"value": 34.0, "low": 31.2, "high": 36.9, "runs": 5})
+        '34.0x [31.2..36.9]'
+        >>> estimate_text({"value": 1.03, "runs": 1}, ".2f"), estimate_text(None)
+        ('1.03x', '-')
+    """
+    from skewlab.experiments.intervals import Estimate
+
+    if estimate is None:
+        return missing
+    est = estimate if isinstance(estimate, Estimate) else Estimate.from_json(estimate)
+    head = f"{format(est.value, spec)}{unit}"
+    if not est.has_interval or est.low == est.high:
+        return head
+    return f"{head} [{format(est.low, spec)}..{format(est.high, spec)}]"

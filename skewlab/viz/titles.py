@@ -19,7 +19,31 @@ import pandas as pd
 
 from skewlab.experiments.chapters import SEED_KEYS
 
-__all__ = ["latency_title", "milliseconds", "seed_point"]
+__all__ = ["latency_title", "milliseconds", "seed_point", "whose_figures"]
+
+
+def whose_figures(result, size: str | None = None) -> str:
+    """Whose figures a chart, table or printed block shows, for its title or caption: a
+    shipped reference (a result with a ``provenance``: when and on what it was measured) or
+    this run (its size, on this machine).
+
+    Example::
+
+        >>> whose_figures({"size": "quick", "summary": {}})
+        'this run (quick, this machine)'
+        >>> whose_figures({"size": "full", "provenance": {"measured_at": "2026-11-26T19:02:14Z",
+        ...     "machine": {"cpu": "AMD EPYC", "cores": 2}}})
+        'the reference (full, measured 2026-11-26 on AMD EPYC, 2 cores)'
+    """
+    provenance = result.get("provenance") if isinstance(result, dict) else None
+    if size is None:
+        size = result.get("size") if isinstance(result, dict) else getattr(result, "size", None)
+    if provenance:
+        machine = provenance.get("machine") or {}
+        on = f" on {machine.get('cpu')}, {machine.get('cores')} cores" if machine else ""
+        when = (provenance.get("measured_at") or "?")[:10]
+        return f"the reference ({size or 'full'}, measured {when}{on})"
+    return f"this run ({size or '?'}, this machine)"
 
 
 def seed_point(cardinalities) -> int:

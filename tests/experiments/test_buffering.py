@@ -3,15 +3,23 @@ and the sides compared like for like (the same input, the same timed region)."""
 
 from __future__ import annotations
 
-import statistics
-
 import pytest
 
 from skewlab.aggregates.stats_state import SINGLE_VIEW_COLUMNS
 from skewlab.engine.routing import KEY_GROUP
+from skewlab.errors import SkewlabInputError
 from skewlab.experiments import buffering
 from skewlab.experiments.chapters import size_settings
-from skewlab.experiments.claims import HELD, NOT_HELD, NOT_MEASURED, chapter_claims, claim
+from skewlab.experiments.claims import (
+    HELD,
+    INCONCLUSIVE,
+    MEASUREMENT_ERROR,
+    NOT_HELD,
+    NOT_MEASURED,
+    chapter_claims,
+    claim,
+)
+from skewlab.experiments.intervals import Estimate
 from skewlab.operators.buffers import DETECTOR_SAMPLING
 from skewlab.viz.buffering import format_summary
 
@@ -39,31 +47,35 @@ def test_the_sides_start_from_the_same_input(result):
         assert set(inputs) - BOOKKEEPING == set(SINGLE_VIEW_COLUMNS), row["strategy"]
 
 
-def test_the_headline_is_job_throughput_net_of_an_empty_runs_start_up(result):
+def test_the_headline_is_job_throughput_by_the_slope_over_two_sizes(result):
     s = result.summary
-    assert s["headline_measure"] == "job_records_per_second_net_of_startup"
-    assert set(s["startup_seconds"]) == set(s["startup_samples"]) == set(buffering.SIDES)
-    measured_runs = len(size_settings("buffering", "tiny")["cardinalities"]) * s["runs"]
-    for side, samples in s["startup_samples"].items():
-        # one empty run right before every measured run of the side, its start-up their median
-        assert len(samples) == measured_runs
-        assert s["startup_seconds"][side] == statistics.median(samples) > 0
+    assert s["headline_measure"] == "job_records_per_second"
+    n = size_settings("buffering", "tiny")["n_views"]
     for row in result.rows:
-        assert row["startup_seconds"] == s["startup_seconds"][row["strategy"]]
-        net = row["job_seconds"] - row["startup_seconds"]
-        assert row["net_job_seconds"] == pytest.approx(net)
-        # a tiny run can be shorter than its start-up: then it has no net throughput
-        expected = row["records_in"] / net if net > 0 else None
-        assert row["job_records_per_second_net_of_startup"] == pytest.approx(expected)
+        # each side ran over N / 4 and N views in the round; its per-record cost is the slope
+        assert (row["records_small"], row["records_large"]) == (n // 4, n)
+        slope = (row["job_seconds_large"] - row["job_seconds_small"]) / (n - n // 4)
+        assert row["job_seconds_per_record"] == pytest.approx(slope)
+        # a tiny run's two sizes can be within their noise: then it has no throughput
+        assert row["job_records_per_second"] == pytest.approx(1 / slope if slope > 0 else None)
     at_20 = next(t for t in s["by_cardinality"] if t["cardinality"] == 20)
     for side, headline in (
         ("buffered", "speedup_at_20_keys"),
         ("buffered_list", "speedup_at_20_keys_list"),
     ):
         mine, naive = at_20[side]["median"], at_20["naive"]["median"]
-        # the medians' ratio; None only where a side had no run longer than its start-up
+        # the medians' ratio; None only where a side had no positive slope
         assert s[headline] == pytest.approx(mine / naive if mine and naive else None)
+        if s[headline] is not None:
+            assert s["intervals"][headline]["value"] == pytest.approx(s[headline])
     assert "the seed's figure: ~45x" in format_summary(result)
+
+
+def test_sides_can_be_chosen_and_naive_is_always_one(spark):
+    with pytest.raises(SkewlabInputError, match="naive included"):
+        buffering.run_experiment("tiny", sides_run=("buffered",), progress=False, spark=spark)
+    with pytest.raises(SkewlabInputError, match="choose among"):
+        buffering.run_experiment("tiny", sides_run=("naive", "nope"), progress=False, spark=spark)
 
 
 def test_fewer_keys_mean_fewer_state_accesses_for_the_buffers_only(result):
@@ -86,7 +98,7 @@ def test_fewer_keys_mean_fewer_state_accesses_for_the_buffers_only(result):
 
 def test_the_hot_key_buffers_worst_speedup_is_its_least_over_the_cardinalities(result):
     s = result.summary
-    # over the cardinalities where it was measured (a tiny run may be shorter than its start-up)
+    # over the cardinalities where it was measured (a tiny run's slope may not be positive)
     present = [t["speedup_hotkey"] for t in s["by_cardinality"] if t["speedup_hotkey"] is not None]
     worst = min(present) if present else None
     assert s["min_speedup_over_cardinalities_hotkey"] == worst
@@ -97,10 +109,10 @@ def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):
     from skewlab.experiments.chapters import headline_ratios
 
     for key in headline_ratios("buffering"):
-        # every ratio compare reads is there; None only where a tiny run was not longer than
-        # its start-up (no net throughput to divide, said rather than guessed)
+        # every ratio compare reads is there; None only where a tiny run's slope was not
+        # positive (no throughput to divide, said rather than guessed)
         assert result.summary[key] is None or result.summary[key] > 0, key
-    assert result.summary["operator_speedup_at_20_keys"] > 0  # operator time has no start-up
+    assert result.summary["operator_speedup_at_20_keys"] > 0
 
 
 def test_the_chapters_claims_read_this_tiny_run(result):
@@ -108,18 +120,63 @@ def test_the_chapters_claims_read_this_tiny_run(result):
     claims = [c for c in chapter_claims("buffering") if c.source == "buffering"]
     outcomes = {c.id: c.evaluate(result) for c in claims}
     at_20, speedup = outcomes["buffer_wins_at_20_keys"], result.summary["speedup_at_20_keys"]
-    if speedup is None:  # no tiny buffered run was longer than its start-up: nothing to claim
+    if speedup is None:  # no positive slope in a tiny run: nothing to claim
         assert at_20.status == NOT_MEASURED
     else:
-        assert at_20.figures == {"speedup": speedup}
-        assert at_20.held == (speedup > 1)
+        figure = at_20.figures["speedup"]
+        assert isinstance(figure, Estimate) and figure.value == speedup
         assert f"{speedup:.1f}x" in at_20.text
+        # one round: its interval is the benchmark's documented run-to-run spread
+        assert figure.method == "run-to-run spread" and figure.runs == 1
+        low, high = figure.low, figure.high
+        expected = HELD if low > 1 else NOT_HELD if high < 1 else INCONCLUSIVE
+        assert at_20.status in (expected, MEASUREMENT_ERROR)
     assert outcomes["buffer_still_wins_at_20000_keys"].status == NOT_MEASURED
     assert outcomes["gain_shrinks_with_keys"].status == NOT_MEASURED
-    # the same claim over the same run with the buffer made slower than naive: not held
-    slower = {"summary": {**result.summary, "speedup_at_20_keys": 0.5}}
-    assert claim("buffering", "buffer_wins_at_20_keys").evaluate(slower).status == NOT_HELD
-    faster = claim("buffering", "buffer_wins_at_20_keys").evaluate(
-        {"summary": {**result.summary, "speedup_at_20_keys": 2.0}}
+
+
+def _with(summary, key, value, low, high, runs=5):
+    interval = {"value": value, "low": low, "high": high, "runs": runs, "method": "bootstrap"}
+    return {
+        "experiment": "buffering",
+        "summary": {
+            **summary,
+            key: value,
+            "intervals": {**summary.get("intervals", {}), key: interval},
+        },
+    }
+
+
+def test_the_verdict_follows_the_interval_not_the_median():
+    wins = claim("buffering", "buffer_wins_at_20_keys")
+    base = {"runs": 5}  # no operators' ratio: no bound to check
+    # runs that overlap (an interval that holds 1): inconclusive, whatever the median says
+    assert wins.evaluate(_with(base, "speedup_at_20_keys", 1.03, 0.91, 1.19)).status == (
+        INCONCLUSIVE
     )
-    assert faster.status == HELD and "2.0x" in faster.text
+    # a clear effect: held; a clear loss: not held
+    assert wins.evaluate(_with(base, "speedup_at_20_keys", 34.0, 31.2, 36.9)).status == HELD
+    assert wins.evaluate(_with(base, "speedup_at_20_keys", 0.5, 0.4, 0.6)).status == NOT_HELD
+
+
+def test_a_job_ratio_above_its_operators_ratio_is_a_measurement_error():
+    # the issue's quick run: job 47.5x while the operators' own ratio was 25.0x
+    broken = _with(
+        _with({"runs": 5}, "operator_speedup_at_20_keys", 25.0, 22.0, 28.0)["summary"],
+        "speedup_at_20_keys",
+        47.5,
+        40.0,
+        55.0,
+    )
+    outcome = claim("buffering", "buffer_wins_at_20_keys").evaluate(broken)
+    assert outcome.status == MEASUREMENT_ERROR
+    assert "47.5x" in outcome.note and "25.0x" in outcome.note
+    # within the bound (diluted by the work both sides share): a verdict, not an error
+    fine = _with(
+        _with({"runs": 5}, "operator_speedup_at_20_keys", 25.0, 22.0, 28.0)["summary"],
+        "speedup_at_20_keys",
+        16.0,
+        14.0,
+        18.0,
+    )
+    assert claim("buffering", "buffer_wins_at_20_keys").evaluate(fine).status == HELD

@@ -1,5 +1,6 @@
 """The claims registry: every chapter's lessons declared as claims, each shown in its notebook,
-each readable over the shipped reference; the mechanics of held / not held / not measured.
+each readable over the shipped reference; the mechanics of the verdicts (held / not held /
+inconclusive / measurement error / not measured).
 
 The claims over real runs are checked in each chapter's test module, on its tiny run."""
 
@@ -16,12 +17,15 @@ from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import BENCHMARKS, CHAPTERS
 from skewlab.experiments.claims import (
     HELD,
+    INCONCLUSIVE,
+    MEASUREMENT_ERROR,
     NOT_HELD,
     NOT_MEASURED,
     Claim,
     chapter_claims,
     claim,
 )
+from skewlab.experiments.intervals import Estimate, exact
 from skewlab.experiments.references import load_reference, reference_status
 from skewlab.viz.claims import MIME_TYPE, claims_table, outcomes_from_notebook
 
@@ -61,7 +65,8 @@ def test_every_claim_says_what_it_checks_and_why(chapter, one):
 def test_every_claim_reads_its_shipped_reference(chapter, one):
     reference = load_reference(one.source)
     outcome = one.evaluate(reference)
-    assert outcome.status in (HELD, NOT_HELD), f"{one.id}: {outcome.figures}"
+    # a verdict over every figure it names; never a broken physical bound in what ships
+    assert outcome.status in (HELD, NOT_HELD, INCONCLUSIVE), f"{one.id}: {outcome.figures}"
     fields = {f for _, f, _, _ in string.Formatter().parse(one.measured) if f}
     assert fields <= set(outcome.figures)
 
@@ -75,23 +80,63 @@ def test_a_reference_says_when_the_timed_code_changed_since():
 
 def test_held_not_held_and_not_measured():
     c = Claim("c", "s", "more than one.", "{v:.1f}x", lambda r: {"v": r}, lambda f: f["v"] > 1)
-    assert c.evaluate(2.0).status == HELD and c.evaluate(2.0).text == "2.0x"
-    assert c.evaluate(0.5).status == NOT_HELD
+    assert c.evaluate(exact(2.0)).status == HELD and c.evaluate(exact(2.0)).text == "2.0x"
+    assert c.evaluate(exact(0.5)).status == NOT_HELD
     assert c.evaluate(None).status == NOT_MEASURED
     broken = Claim("b", "s", "x.", "{v}", lambda r: r["missing"], lambda f: True)
     assert broken.evaluate({}).status == NOT_MEASURED  # a figure the result does not carry
 
 
+def test_a_timed_figure_without_an_interval_concludes_nothing():
+    c = Claim("c", "s", "more than one.", "{v:.1f}x", lambda r: {"v": r}, lambda f: f["v"] > 1)
+    assert c.evaluate(2.0).status == INCONCLUSIVE  # a bare number: no spread to judge it by
+    assert c.evaluate(Estimate(2.0, runs=5)).status == INCONCLUSIVE
+    counts = Claim("n", "s", "x.", "{v}", lambda r: {"v": r}, lambda f: f["v"] > 1, exact=True)
+    assert counts.evaluate(2).status == HELD  # counts every run measures alike need none
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "status"),
+    [(1.5, 2.5, HELD), (0.4, 0.8, NOT_HELD), (0.9, 1.4, INCONCLUSIVE), (1.0, 1.2, INCONCLUSIVE)],
+)
+def test_the_verdict_is_the_checks_answer_over_the_whole_interval(low, high, status):
+    c = Claim("c", "s", "more than one.", "{v:.1f}x", lambda r: {"v": r}, lambda f: f["v"] > 1)
+    assert c.evaluate(Estimate((low + high) / 2, low, high, 3, "bootstrap")).status == status
+
+
+def test_two_intervals_are_judged_at_every_corner():
+    # "smaller at 20,000 keys than at 20": overlapping intervals cannot order them
+    c = Claim("c", "s", "a < b.", "{a} {b}", lambda r: r, lambda f: f["a"] < f["b"])
+    apart = {"a": Estimate(1.0, 0.9, 1.1, 3), "b": Estimate(30.0, 25.0, 35.0, 3)}
+    overlap = {"a": Estimate(1.0, 0.9, 1.6, 3), "b": Estimate(1.5, 1.2, 1.8, 3)}
+    assert c.evaluate(apart).status == HELD
+    assert c.evaluate(overlap).status == INCONCLUSIVE
+    # a band around a value (|r - 1| < 0.25): an interval wider than the band is inconclusive
+    band = Claim("b", "s", "x.", "{r}", lambda r: {"r": r}, lambda f: abs(f["r"] - 1) < 0.25)
+    assert band.evaluate(Estimate(1.0, 0.7, 1.3, 3)).status == INCONCLUSIVE
+    assert band.evaluate(Estimate(1.0, 0.9, 1.1, 3)).status == HELD
+
+
+def test_an_estimate_that_breaks_its_bound_is_a_measurement_error_not_a_lesson():
+    c = Claim("c", "s", "more than one.", "{v:.1f}x", lambda r: {"v": r}, lambda f: f["v"] > 1)
+    wrong = Estimate(47.5, 40.0, 55.0, 3, "bootstrap", error="job ratio above its operators'")
+    outcome = c.evaluate(wrong)
+    assert outcome.status == MEASUREMENT_ERROR and "operators'" in outcome.note
+
+
 def test_a_claims_table_carries_its_outcomes_for_the_report():
-    table = claims_table("state_cache", state_cache={"summary": {"speedup_1000": 4.0}})
+    interval = {"value": 4.0, "low": 3.5, "high": 4.6, "runs": 3, "method": "bootstrap"}
+    summary = {"speedup_at_20_keys": 4.0, "runs": 3, "intervals": {"speedup_at_20_keys": interval}}
+    table = claims_table("buffering", buffering={"experiment": "buffering", "summary": summary})
     bundle = table._repr_mimebundle_()
     html = bundle["text/html"]
-    assert "the cache beats RocksDB alone" in html and "1,000 entries: 4.0x RocksDB alone" in html
+    assert "the buffer beats the naive reduce" in html
+    assert "at 20 keys: 4.0x [3.5..4.6] (3 runs)" in html
     assert "not measured" in html  # the claims this summary has no figures for
     nb = {"cells": [{"cell_type": "code", "outputs": [{"data": {MIME_TYPE: bundle[MIME_TYPE]}}]}]}
     outcomes = {o["id"]: o["this_run"] for o in outcomes_from_notebook(nb)}
-    assert outcomes["cache_wins_at_all_hits"] == HELD
-    assert outcomes["speedup_grows_with_hits"] == NOT_MEASURED
+    assert outcomes["buffer_wins_at_20_keys"] == HELD
+    assert outcomes["gain_shrinks_with_keys"] == NOT_MEASURED
 
 
 def test_bad_names_are_refused():

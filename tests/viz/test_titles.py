@@ -28,17 +28,21 @@ def _buffering_rows(fast: float) -> pd.DataFrame:
             "cardinality": [20, 20, 20_000, 20_000],
             "strategy": ["naive", "buffered"] * 2,
             "run": [0] * 4,
-            "job_records_per_second_net_of_startup": [10.0, fast, 10.0, 9.0],
+            "job_records_per_second": [10.0, fast, 10.0, 9.0],
         }
     )
 
 
-@pytest.mark.parametrize("fast, expected", [(77.0, "7.7x"), (450.0, "45.0x")])
+@pytest.mark.parametrize("fast, expected", [(77.0, "7.70x"), (450.0, "45.0x")])
 def test_buffering_titles_state_the_speedup_measured(fast, expected):
     rows = _buffering_rows(fast)
     for fig in (buffering.throughput_figure(rows), buffering.speedup_figure(rows)):
         title = fig.layout.title.text
-        assert title.startswith(f"Buffering: {expected} naive at 20 keys, 0.9x at 20,000 keys (")
+        assert title.startswith(f"Buffering: {expected} naive at 20 keys, 0.90x at 20,000 keys (")
+    # a result says whose figures it holds, and the title says it first
+    result = {"size": "quick", "rows": rows.to_dict("records"), "summary": {}}
+    title = buffering.throughput_figure(result).layout.title.text
+    assert title.startswith(f"This run (quick, this machine): buffering {expected} naive")
 
 
 def test_a_given_title_wins():
