@@ -32,7 +32,10 @@ def write_index(result, *, total: int | None = None, state: str = "complete") ->
     if state == "complete":
         headline = (
             f"Size <code>{html.escape(result.size)}</code>, rendered in {result.seconds:.0f} s.\n"
-            "Every chart was measured on Apache Spark when this report was made."
+            "Each chart, table and printed block says whose figures it shows: this run's "
+            "(measured on Apache Spark on this machine while the report rendered), the "
+            "reference's shipped with skewlab (its machine and date), the seed's, or a model's "
+            "or a simulation's."
         )
     elif state == "rendering":
         headline = (
@@ -70,7 +73,11 @@ li {{ margin: .6rem 0; }} .ok {{ color: #666; font-size: .9em; }}
 <h1>skewlab &mdash; hot keys in stateful stream aggregation</h1>
 <p id="status" data-state="{state}">{headline}</p>
 <p>Every chapter's claims are checked on this run and on the reference (a full-size run shipped
-with skewlab), beside the seed's figure. Words: <a href="glossary.html">the glossary</a>.</p>
+with skewlab), beside the seed's figure. A verdict is <em>held</em> or <em>not held</em> only
+where the interval over the runs (shown beside it) passes or fails the claim's check as a whole,
+<em>inconclusive</em> where the runs cannot tell, and a <em>measurement error</em> where a figure
+breaks a physical bound (a job ratio beyond its operators' ratio). Words:
+<a href="glossary.html">the glossary</a>.</p>
 <ol>
 {chr(10).join(rows)}
 </ol>

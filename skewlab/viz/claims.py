@@ -239,11 +239,11 @@ def _provenance_text(reference: dict[str, Any] | None) -> str:
     p = reference.get("provenance", {})
     commit = (p.get("commit") or "unknown")[:10]
     runs = reference.get("summary", {}).get("runs")
+    rounds = f"{runs} round{'s' * (runs != 1)} per side, " if isinstance(runs, int) else ""
     status = reference_status(reference)
     return (
         f"measured {p.get('measured_at', '?')} by skewlab {p.get('skewlab_version', '?')} "
-        f"(commit {commit}), {runs if runs is not None else '?'} run(s), on "
-        f"{describe_machine(p.get('machine'))}; "
+        f"(commit {commit}), {rounds}on {describe_machine(p.get('machine'))}; "
         + ("the timed code is the running code's" if status == "current" else status)
     )
 
