@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from skewlab.cli._deprecated import hide_suppressed_commands
-from skewlab.errors import SkewlabInputError, failure_cause
+from skewlab.errors import JavaNotFoundError, SkewlabInputError, failure_cause
 
 
 def _command_modules() -> list[str]:
@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.extra_args = extra
     try:
         status = args.func(args)
-    except SkewlabInputError as exc:
+    except (SkewlabInputError, JavaNotFoundError) as exc:  # bad input or environment: no work
         print(f"skewlab {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

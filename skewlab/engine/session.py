@@ -34,8 +34,10 @@ from skewlab.errors import JavaNotFoundError, SkewlabInputError
 DEFAULT_MASTER = "local[*]"
 MASTER_ENV = "SKEWLAB_SPARK_MASTER"
 MIN_JAVA = 17
+#: local, local[N], local[*], local[N,F] (F: task failures allowed), local-cluster[W,C,MB], or a
+#: URL with a scheme (spark://, yarn://, k8s://, sc:// ...)
 _MASTER_PATTERN = re.compile(
-    r"^(local(\[[^\]]+\])?|local-cluster\[\d+,\s*\d+,\s*\d+\]|[a-z]+://.+)$"
+    r"^(local(\[(\d+|\*)(,\s*\d+)?\])?|local-cluster\[\d+,\s*\d+,\s*\d+\]|[a-z]+://.+)$"
 )
 
 _JAVA_FIX = (
@@ -117,6 +119,26 @@ def resolve_master(master: str | None = None) -> str:
             "(or sc:// for Spark Connect)"
         )
     return chosen
+
+
+def check_spark_environment(master: str | None = None) -> str:
+    """What Spark needs from this machine, checked before any work starts: a master URL skewlab
+    knows (:func:`resolve_master`) and Java 17+ (:func:`find_java`). Returns the master URL;
+    raises :class:`~skewlab.errors.SkewlabInputError` or
+    :class:`~skewlab.errors.JavaNotFoundError` with the fix (the CLI exits 2 on either).
+
+    Example::
+
+        >>> check_spark_environment("local[2]")
+        'local[2]'
+        >>> check_spark_environment("local[abc]")
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: unknown Spark master 'local[abc]': use local, local[N], local[*], local-cluster[W,C,MB], spark://HOST:PORT, yarn:// or k8s:// (or sc:// for Spark Connect)
+    """  # noqa: E501
+    url = resolve_master(master)
+    find_java()
+    return url
 
 
 def default_shuffle_partitions() -> int:
@@ -253,8 +275,7 @@ def get_spark(
     """
     from pyspark.sql import SparkSession
 
-    url = resolve_master(master)
-    find_java()
+    url = check_spark_environment(master)
     # The workers must run this interpreter, or they cannot import pandas/skewlab.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable

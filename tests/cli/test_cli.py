@@ -360,3 +360,25 @@ def test_a_savepoint_path_under_a_file_is_refused_before_any_job(tmp_path, capsy
         f"'{a_file}' is a file"
     )
     assert a_file.read_text() == "a user's file"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("JAVA_HOME", "/nonexistent-jdk", "JAVA_HOME is set to '/nonexistent-jdk'"),
+        ("SKEWLAB_SPARK_MASTER", "local[abc]", "unknown Spark master 'local[abc]'"),
+    ],
+)
+def test_a_newcomers_first_errors_exit_2_in_one_line_before_any_work(
+    monkeypatch, capsys, tmp_path, variable, value, says
+):
+    monkeypatch.setenv(variable, value)
+    out = tmp_path / "report"
+    for args in (
+        ["run", "naive", "--views", "100"],
+        ["report", "--size", "tiny", "--out", str(out)],
+    ):
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and says in err, err
+    assert not out.exists()  # the report refused before writing anything

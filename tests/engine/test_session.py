@@ -25,6 +25,10 @@ def test_master_comes_from_argument_then_environment_then_default(monkeypatch):
 def test_unknown_master_is_refused():
     with pytest.raises(SkewlabInputError, match="unknown Spark master 'lokal'"):
         resolve_master("lokal")
+    for bad in ("local[abc]", "local[]", "local[2,x]"):  # Spark itself would fail only later
+        with pytest.raises(SkewlabInputError, match="unknown Spark master"):
+            resolve_master(bad)
+    assert resolve_master("local[4,2]") == "local[4,2]"  # N threads, 2 task failures allowed
 
 
 def test_java_17_or_newer_is_found():
