@@ -16,8 +16,10 @@ and it is not attributed to a figure that is not this run's: a sentence that nam
 article, a FLIP, JMH, MediaMath, a paper) is the seed's, unless it also says *here*, *this run*,
 *ours* or *as in the seed*, or says what *would* happen there (this run under the seed's
 conditions: a model's output); a sentence that says what a model *predicts* is a prediction, not a
-measurement (how a modelled figure turned out is an outcome like any other). A sentence that says what size *this run* is, or that every chart of a page was
-measured now, is flagged whatever it names: a static text cannot know either.
+measurement (how a modelled figure turned out is an outcome like any other).
+
+A sentence that says what size *this run* is, or that every chart of a page was measured now, is
+flagged whatever it names: a static text cannot know either.
 
 Checked by hand against the notebooks: the rule flagged 03's "can gain little" at 20,000 keys,
 08's "the per-batch gain grows as K shrinks" and 07's "cheaper, which lifts the ceiling" (each

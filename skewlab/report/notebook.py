@@ -24,6 +24,7 @@ from skewlab.experiments.claims import (
     NOT_MEASURED,
     count_held,
 )
+from skewlab.report.engine import ENGINE
 from skewlab.report.kernel import SharedKernel, report_environment
 from skewlab.report.timing import NotebookTiming, cell_durations
 from skewlab.viz.claims import outcomes_from_notebook
@@ -263,6 +264,7 @@ def render_notebook(
                 progress_bar=False,
                 log_output=False,
                 request_save_on_cell_execute=False,  # no autosave while a cell runs
+                engine_name=ENGINE,  # the executed notebook written once, at its end
                 km=kernel.manager,
             )
             spark_seconds = kernel.spark_start_seconds() - spark_before

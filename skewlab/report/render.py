@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skewlab import paths
+from skewlab.engine.session import check_spark_environment
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import SIZES
 from skewlab.report.glossary import write_glossary
@@ -179,6 +180,7 @@ def render_report(
     if missing:
         raise SkewlabInputError(f"notebook(s) not found: {', '.join(missing)}")
     check_report_dir(out_dir)
+    check_spark_environment()  # Java and the master URL, before a kernel starts
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / REPORT_MARKER).write_text(json.dumps({"size": size}) + "\n", encoding="utf-8")
     write_glossary(out_dir)
