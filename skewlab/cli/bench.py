@@ -16,6 +16,7 @@ from skewlab.experiments.chapters import BENCHMARKS, Benchmark, benchmark, is_al
 from skewlab.experiments.headlines import TOLERANCE, compare_sizes, compared_benchmarks
 from skewlab.experiments.machine import describe_machine
 from skewlab.experiments.references import check_reference_size, save_reference
+from skewlab.viz.text import estimate_text
 
 EXAMPLES = """\
 examples:
@@ -172,17 +173,21 @@ def run_compare(args: argparse.Namespace) -> int:
     rows, missing = compare_sizes(names or None)
     if rows:
         print(
-            f"{'benchmark':12s} {'headline ratio':40s} {'quick':>8s} {'full':>8s} {'diff':>7s} "
-            f"{'direction':>9s}"
+            f"{'benchmark':12s} {'headline ratio':40s} {'quick [interval]':>22s} "
+            f"{'full [interval]':>22s} {'diff':>7s} {'direction':>9s}"
         )
         for r in rows:
-            q, f, d = (r["quick"], r["full"], r["difference"])
+            d = r["difference"]
             mark = (
                 "" if r["within"] is None else ("" if r["within"] else f"  outside {TOLERANCE:.0%}")
             )
+            if r["intervals_overlap"] is False:
+                mark += "  intervals apart"
             direction = {None: "-", True: "same", False: "REVERSED"}[r["same_direction"]]
             print(
-                f"{r['experiment']:12s} {r['ratio']:40s} {_num(q):>8s} {_num(f):>8s} "
+                f"{r['experiment']:12s} {r['ratio']:40s} "
+                f"{estimate_text(r['quick_interval'], '.2f', ''):>22s} "
+                f"{estimate_text(r['full_interval'], '.2f', ''):>22s} "
                 f"{'-' if d is None else format(d, '+.1%'):>7s} {direction:>9s}{mark}"
             )
     # the machine fields are the same on every row of an experiment: one row each will do
@@ -210,7 +215,3 @@ def run_compare(args: argparse.Namespace) -> int:
     for command in missing:
         print(f"no result file yet: run `{command}`", file=sys.stderr)
     return 0
-
-
-def _num(value) -> str:
-    return "-" if value is None else f"{value:.2f}"

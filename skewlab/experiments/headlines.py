@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from skewlab.experiments.chapters import BENCHMARKS, benchmark, headline_ratios
+from skewlab.experiments.intervals import summary_estimate
 from skewlab.experiments.machine import same_machine
 from skewlab.experiments.references import load_reference, reference_status
 from skewlab.experiments.results import latest_result
@@ -51,19 +52,33 @@ def compare_summaries(
 ) -> list[dict[str, Any]]:
     """One row per headline ratio of ``experiment``: its quick and full values, the seed's
     figure, the relative difference ``quick / full - 1`` and whether that is within
-    ``tolerance``."""
+    ``tolerance``, each side's :class:`~skewlab.experiments.intervals.Estimate` (``None`` where
+    not measured) and whether their intervals overlap."""
     rows = []
     for key, seed in headline_ratios(experiment).items():
         q, f = quick.get(key), full.get(key)
         difference = q / f - 1 if q is not None and f else None
+        intervals = {
+            side: summary_estimate({"summary": summary}, key)
+            for side, summary in (("quick", quick), ("full", full))
+        }
         rows.append({
             "experiment": benchmark(experiment).id, "ratio": key, "quick": q, "full": f,
             "seed": seed, "difference": difference,
             "within": None if difference is None else abs(difference) <= tolerance,
             # what a quick run is for: the lesson's direction (which side of 1 the ratio lies)
             "same_direction": None if difference is None else (q > 1) == (f > 1),
+            "quick_interval": intervals["quick"], "full_interval": intervals["full"],
+            # two sizes agree where their intervals overlap (None: one has no interval)
+            "intervals_overlap": _overlap(intervals["quick"], intervals["full"]),
         })  # fmt: skip
     return rows
+
+
+def _overlap(a, b) -> bool | None:
+    if a is None or b is None or not a.has_interval or not b.has_interval:
+        return None
+    return a.low <= b.high and b.low <= a.high
 
 
 def compare_sizes(

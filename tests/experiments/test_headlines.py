@@ -85,3 +85,20 @@ def test_compare_says_when_the_two_files_come_from_different_machines(
     assert {r["same_machine"] for r in rows} == {True}
     assert main(["bench", "compare", "buffering"]) == 0
     assert "machine" not in capsys.readouterr().out
+
+
+def test_two_sizes_agree_where_their_intervals_overlap():
+    from skewlab.experiments.headlines import compare_summaries
+
+    def summary(value, low, high):
+        interval = {"value": value, "low": low, "high": high, "runs": 3, "method": "bootstrap"}
+        return {"runs": 3, "speedup_1000": value, "intervals": {"speedup_1000": interval}}
+
+    apart = compare_summaries("state_cache", summary(9.0, 8.0, 10.0), summary(18.6, 17.0, 20.0))
+    close = compare_summaries("state_cache", summary(17.5, 15.0, 19.0), summary(18.6, 17.0, 20.0))
+    row = {r["ratio"]: r for r in apart}["speedup_1000"]
+    assert row["intervals_overlap"] is False and row["quick_interval"].low == 8.0
+    assert {r["ratio"]: r for r in close}["speedup_1000"]["intervals_overlap"] is True
+    # a ratio without an interval on one side: no verdict on agreement
+    bare = compare_summaries("state_cache", {"runs": 5, "speedup_1000": 9.0}, summary(18.6, 17, 20))
+    assert {r["ratio"]: r for r in bare}["speedup_1000"]["intervals_overlap"] is None
