@@ -33,7 +33,11 @@ Summary: ``hit_ratio_<policy>_<entries>_<trace>`` (``lru`` and ``tinylfu`` measu
 replayed; ``trace``: ``flip325``, ``zipf08``, ``zipf1``, ``zipf12``), ``speedup_<entries>_
 <policy>_<trace>`` (job throughput over the same round's RocksDB run, median over rounds, with
 ``_spread``), ``tinylfu_over_lru_<entries>_<trace>`` (the policies' job throughput, round by
-round), and the issue's ``speedup_<entries>_tinylfu`` (FLIP-325's keys).
+round), and the issue's ``speedup_<entries>_tinylfu`` (FLIP-325's keys). Each timed ratio is the
+median of the rounds' ratios (the two sides of a round run back to back over the same input), and
+``intervals`` holds its bootstrap interval (:func:`~skewlab.experiments.intervals.median_estimate`)
+under the same key, as chapter 04's speedups; a hit ratio is a count every run of the trace
+measures alike and needs none.
 
 Example::
 
@@ -56,6 +60,7 @@ from skewlab.aggregates.count import count_digest
 from skewlab.engine.config import JobConfig
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.cache_admission import flip325_trace, trace_name, zipf_trace
+from skewlab.experiments.intervals import median_estimate
 from skewlab.experiments.results import spread
 from skewlab.inputs.wordcount import SEQ, WORD, flip325_input
 from skewlab.state.cache_admission import hits
@@ -199,6 +204,13 @@ def _row(result, trace: str, side: str, size: int | None, run: int, expected) ->
     return row
 
 
+def _interval(intervals: dict[str, Any], key: str, ratios: Sequence[float]) -> None:
+    """The median of the rounds' ``ratios`` with its bootstrap interval, under ``key``."""
+    est = median_estimate(ratios)
+    if est is not None:
+        intervals[key] = est.to_json()
+
+
 def summarize_policies(rows: Sequence[dict]) -> dict[str, Any]:
     """The policy part's summary keys (see the module doc) and its table, ``policy_table``.
 
@@ -212,9 +224,12 @@ def summarize_policies(rows: Sequence[dict]) -> dict[str, Any]:
         >>> s = summarize_policies(rows)
         >>> s["hit_ratio_opt_500_zipf1"], s["speedup_500_tinylfu_zipf1"], s["tinylfu_over_lru_500_zipf1"]
         (0.8, 3.0, 1.5)
+        >>> s["intervals"]["tinylfu_over_lru_500_zipf1"]["value"]
+        1.5
     """  # noqa: E501
     rows = [r for r in rows if r["part"] == "policy"]
     summary: dict[str, Any] = {}
+    intervals: dict[str, Any] = {}
     table = []
     for trace in dict.fromkeys(r["trace"] for r in rows):
         mine = [r for r in rows if r["trace"] == trace]
@@ -232,18 +247,25 @@ def summarize_policies(rows: Sequence[dict]) -> dict[str, Any]:
             entry: dict[str, Any] = {"trace": trace, "cache_size": size, "hit_ratio_opt": opt}
             for side, by_run in at.items():
                 hit = spread(r["hit_ratio"] for r in by_run.values())["median"]
-                ratio = spread(by_run[k][MEASURE] / base[k] for k in by_run if base.get(k))
+                ratios = [by_run[k][MEASURE] / base[k] for k in sorted(by_run) if base.get(k)]
+                ratio = spread(ratios)
                 summary[f"hit_ratio_{side}_{size}_{trace}"] = hit
                 summary[f"speedup_{size}_{side}_{trace}"] = ratio["median"]
                 summary[f"speedup_{size}_{side}_{trace}_spread"] = ratio
+                _interval(intervals, f"speedup_{size}_{side}_{trace}", ratios)
                 entry[f"hit_ratio_{side}"] = hit
                 entry[f"speedup_{side}"] = ratio
-            over = spread(tinylfu[k][MEASURE] / lru[k][MEASURE] for k in tinylfu if k in lru)
+            ratios = [tinylfu[k][MEASURE] / lru[k][MEASURE] for k in sorted(tinylfu) if k in lru]
+            over = spread(ratios)
             summary[f"tinylfu_over_lru_{size}_{trace}"] = over["median"]
+            _interval(intervals, f"tinylfu_over_lru_{size}_{trace}", ratios)
             entry["tinylfu_over_lru"] = over
             table.append(entry)
     for key in [k for k in summary if k.startswith("speedup_") and k.endswith("_tinylfu_flip325")]:
         summary[key.removesuffix("_flip325")] = summary[key]  # the issue's name
+        if key in intervals:
+            intervals[key.removesuffix("_flip325")] = intervals[key]
+    summary["intervals"] = intervals
     summary["policy_table"] = table
     summary["policy_traces_match_runs"] = all(
         r["hits_match_replay"] for r in rows if r["cache_size"]

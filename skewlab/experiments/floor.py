@@ -93,7 +93,7 @@ EXPERIMENT = "floor"
 JOBS = ("count", "view")
 #: The steps the job is built up in (see the module doc), in order.
 PARTS = ("source", "key_group", "shuffle", "arrow_to_python", "loop", "emission", "engine")
-#: The floor has no seed figure (issue 28's goal, 0.2 us per record, is checked in its note).
+#: The floor has no seed figure.
 HEADLINES: dict[str, float | None] = {}
 _VIEW_KEY = "tweet_id"
 

@@ -27,10 +27,21 @@ spark_sql     to collected -- the seed's job      (no Python: JVM hash aggregati
 
 The headline is the seed's own measure, **job time**, sort included: the seed's 15,410 ms for
 sorted input includes its sort, and so does ours. Ratios are time ratios as in the seed's table,
-``X_over_Y = job seconds(X) / job seconds(Y)``, taken per run (the runs of one round are
-back to back) and summarised as min / median / max. Beside them, as a breakdown: the operators'
-CPU seconds (``*_operator_cpu``: the state work, RocksDB's threads included, without the sort)
-and their wall seconds (``*_operator_wall``). Every run's counts are checked against Spark's
+``X_over_Y = job seconds(X) / job seconds(Y)``, taken per round (a round runs every side back to
+back over the same input, so a round's ratio cancels what the machine did meanwhile). Each ratio
+is the **median of the rounds' ratios** with its bootstrap interval
+(:func:`~skewlab.experiments.intervals.median_estimate`; with three rounds it spans their least
+and greatest ratio), in ``summary["intervals"]``, beside the rounds' min / median / max. Beside
+them, as a breakdown: the operators' CPU seconds (``*_operator_cpu``: the state work, RocksDB's
+threads included, without the sort) and their wall seconds (``*_operator_wall``).
+
+A job's time includes its fixed start-up (scheduling, the Python worker, the digest's collect)
+on both sides, not subtracted: a cost both sides pay alike pulls a ratio toward 1 and never
+amplifies it, the more so the shorter the jobs. Sort-then-group and sorted input share every
+step but their operator (the same sort, the same exchange), so their job's ratio lies between 1
+and their operators' wall-clock ratio: the chapter's record declares that bound, and a result
+that breaks it is a measurement error. RocksDB's and the heap's jobs have no sort, so no such
+bound holds between them and sorted input's. Every run's counts are checked against Spark's
 ``groupBy().count()`` through an exact digest (:class:`skewlab.aggregates.count.CountDigest`);
 the sink keeps nothing per key.
 
@@ -53,6 +64,7 @@ from __future__ import annotations
 from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import resolve_runs, size_settings
+from skewlab.experiments.intervals import median_estimate
 from skewlab.experiments.results import BenchResult, median_of, spread
 from skewlab.inputs.wordcount import validate_wordcount
 from skewlab.inputs.wordcount import wordcount_input as make_input
@@ -117,13 +129,15 @@ def run_experiment(
     k: int | None = None,
     memory_k: int | None = None,
     parallelism: int | None = None,
-    strategies: tuple[str, ...] = STRATEGY_ORDER,
+    strategies: tuple[str, ...] | None = None,
     progress: bool = True,
     spark=None,
 ) -> BenchResult:
     """Run the FLIP-140 WordCount experiment; see the module doc. Writes nothing.
 
-    Sizes come from the chapter registry (:mod:`skewlab.experiments.chapters`) unless given.
+    Sizes and the strategies timed come from the chapter registry
+    (:mod:`skewlab.experiments.chapters`) unless given; the memory comparison traces sorted
+    input and the heap whichever strategies are timed.
     """
     from tqdm.auto import tqdm
 
@@ -134,13 +148,14 @@ def run_experiment(
     validate_wordcount(n, k, key_type)
     memory_k = max(1, k // MEMORY_K_DIVISOR) if memory_k is None else memory_k
     validate_wordcount(n, memory_k, key_type)
+    strategies = tuple(settings["strategies"] if strategies is None else strategies)
     unknown = [s for s in strategies if s not in COUNT_STRATEGIES or s == "cached"]
     if unknown:
         raise SkewlabInputError(f"unknown strategies {unknown}: use {', '.join(STRATEGY_ORDER)}")
 
     spark = spark or get_spark()
     rows: list[dict] = []
-    memory_strategies = [s for s in MEMORY_STRATEGIES if s in strategies]
+    memory_strategies = MEMORY_STRATEGIES  # traced whichever sides are timed
     bar = tqdm(
         total=runs * len(strategies) + 2 * len(memory_strategies),
         desc=EXPERIMENT,
@@ -224,9 +239,27 @@ def ratio_spread(rows, over: str, under: str, field: str = HEADLINE_MEASURE) -> 
     return spread(a[run] / b[run] for run in sorted(a) if b.get(run))
 
 
+def ratio_estimate(rows, over: str, under: str, field: str = HEADLINE_MEASURE):
+    """The median of the rounds' ``field(over) / field(under)`` with its bootstrap interval
+    (an :class:`~skewlab.experiments.intervals.Estimate`; ``None`` where no round measured
+    both).
+
+    Example::
+
+        >>> rows = [{"part": "main", "run": r, "strategy": s, "job_seconds": v}
+        ...         for r, (a, b) in enumerate([(8.0, 2.0), (9.0, 2.0), (6.0, 2.0)])
+        ...         for s, v in (("heap", a), ("sorted", b))]
+        >>> ratio_estimate(rows, "heap", "sorted").text(".1f", "x")
+        '4.0x [3.0..4.5], 3 runs'
+    """
+    a, b = _values(rows, over, field), _values(rows, under, field)
+    return median_estimate([a[run] / b[run] for run in sorted(a) if b.get(run)])
+
+
 def summarize(rows, key_type: str = "int") -> dict:
     """Per strategy: min / median / max of job seconds, operator CPU and wall seconds; the
-    seed's ratios of job seconds (the headline) with the operator ratios beside; peak memory."""
+    seed's ratios of job seconds (the headline) with the operator ratios beside, each the
+    median of the rounds' with its interval (``summary["intervals"]``); peak memory."""
     table = []
     for s in STRATEGY_ORDER:
         job = spread(_values(rows, s, HEADLINE_MEASURE).values())
@@ -266,6 +299,7 @@ def summarize(rows, key_type: str = "int") -> dict:
         "all_digests_match": all(r["digest_matches_oracle"] for r in rows),
         "by_strategy": table,
     }
+    intervals: dict = {}
     for name, (over, under) in RATIOS.items():
         for suffix, field in (
             ("", HEADLINE_MEASURE),
@@ -277,6 +311,10 @@ def summarize(rows, key_type: str = "int") -> dict:
             ratio = ratio_spread(rows, over, under, field)
             summary[name + suffix] = ratio["median"]
             summary[name + suffix + "_spread"] = ratio
+            est = ratio_estimate(rows, over, under, field)
+            if est is not None:
+                intervals[name + suffix] = est.to_json()
+    summary["intervals"] = intervals
     return summary
 
 

@@ -27,13 +27,26 @@ lru_batched    a checkpoint each second; the final       the same LRU; evicted d
 =============  ========================================  ====================================
 
 The headline is the seed's own measure, **job throughput**: records over the Spark job's wall
-time; speedups are each round's ratio to that round's RocksDB run, min / median / max over the
-rounds. At the seed's 20,000,000 records the job's start-up is a second or so of a minute-long
-job, so it is not subtracted. Beside the headline: the same ratio of operator throughput per
-CPU second (``operator_speedup_*``: the state work, RocksDB's threads included, without Spark's
-share) and per wall-clock second. Every run's counts are checked against the key selector applied
-in plain Python, and every run's emissions against its final counts (their sum is
-``sum(n (n + 1) / 2)``).
+time. A round runs every side back to back over the same input, so a round's ratio of a side to
+that round's RocksDB run cancels what the machine did meanwhile (another process's load drifts
+between rounds, not within a pair of runs seconds apart). Each speedup is the **median of the
+rounds' ratios** with its bootstrap interval
+(:func:`~skewlab.experiments.intervals.median_estimate`; with three rounds it spans their least
+and greatest ratio), stored in ``summary["intervals"]``; the min / median / max of the rounds
+stand beside it. Every ratio of
+this chapter is taken that way, the operators' ones and the batched write-back's over FLIP-325's
+LRU (``batched_over_lru_<entries>``) included.
+
+The job's time includes its fixed start-up (scheduling the job, the Python worker, the collect)
+on both sides; it is not subtracted. A cost both sides pay alike dilutes a ratio toward 1 and
+never amplifies it, and the shorter the jobs (a quick run's), the nearer 1 it pulls the job's
+ratio. Beside the headline: the same ratio of operator throughput per CPU second
+(``operator_speedup_*``: the state work, RocksDB's threads included, without Spark's share) and
+per wall-clock second (``operator_wall_speedup_*``). The job's time holds the operators' wall
+time and work both sides share, so the job's ratio lies between 1 and the operators' wall-clock
+ratio: the chapter's record declares that bound (``bounds``) and a result that breaks it is a
+measurement error. Every run's counts are checked against the key selector applied in plain
+Python, and every run's emissions against its final counts (their sum is ``sum(n (n + 1) / 2)``).
 
 The batched write-back holds up to ``max_entries + write_batch`` values. With the default
 ``write_batch`` of 128 that stays below the 500 distinct keys between two accesses of a key at
@@ -57,6 +70,7 @@ from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.cache_policy import TRACES, run_policies, summarize_policies
 from skewlab.experiments.chapters import resolve_runs, size_settings
+from skewlab.experiments.intervals import median_estimate
 from skewlab.experiments.results import BenchResult, spread
 from skewlab.inputs.wordcount import flip325_input, flip325_key
 from skewlab.state.lru_cache import CACHE_POLICIES
@@ -85,6 +99,19 @@ BREAKDOWN = {
     "operator_speedup": "operator_cpu_records_per_second",
     "operator_wall_speedup": "operator_records_per_second",
 }
+#: The batched write-back over FLIP-325's LRU of the same size, round by round: (summary key
+#: prefix, row field) -- the job's ratio and the operators' beside it.
+BATCHED_OVER_LRU = {
+    "batched_over_lru": HEADLINE_MEASURE,
+    "operator_batched_over_lru": "operator_cpu_records_per_second",
+    "operator_wall_batched_over_lru": "operator_records_per_second",
+}
+#: The 0%-hit breakdown's predictions lifted into the summary (summary key -> its
+#: ``zero_hit_costs`` field), each with its interval over the breakdown's runs.
+PREDICTED = {
+    "zero_hit_predicted_loss": "predicted_loss_share",
+    "zero_hit_predicted_batched_change": "predicted_batched_change_share",
+}
 
 
 def _check_sizes(sizes: Sequence[int], what: str) -> tuple[int, ...]:
@@ -101,6 +128,7 @@ def run_experiment(
     *,
     n: int | None = None,
     sizes: Sequence[int] = SEED_SIZES,
+    batched_sizes: Sequence[int] | None = None,
     sweep_sizes: Sequence[int] | None = None,
     sweep_n: int | None = None,
     costs_n: int | None = None,
@@ -114,7 +142,8 @@ def run_experiment(
     """Run the FLIP-325 experiment; see the module doc. Writes nothing (the CLI does).
 
     Sizes come from the chapter registry (:mod:`skewlab.experiments.chapters`) unless given;
-    ``sweep_sizes=()`` skips the sweep, ``costs_n=0`` the 0%-hit breakdown.
+    ``batched_sizes``: the cache sizes the batched write-back runs at (of ``sizes``; ``()``: it
+    does not run), ``sweep_sizes=()`` skips the sweep, ``costs_n=0`` the 0%-hit breakdown.
     ``cache_policy="tinylfu"`` adds the policy part (:mod:`skewlab.experiments.cache_policy`):
     LRU against W-TinyLFU on FLIP-325's keys and on Zipf streams, OPT beside.
     """
@@ -132,6 +161,8 @@ def run_experiment(
         0,
     )
     sizes = _check_sizes(sizes, "sizes")
+    batched = settings["batched_sizes"] if batched_sizes is None else batched_sizes
+    batched = _check_sizes(batched, "batched sizes") if batched else ()
     sweep_sizes = settings["sweep_sizes"] if sweep_sizes is None else sweep_sizes
     sweep = _check_sizes(sweep_sizes, "sweep sizes") if sweep_sizes else ()
     write_batch = check_whole("write batch (evictions per write-back)", write_batch, 2)
@@ -145,8 +176,11 @@ def run_experiment(
         m: count_digest(_flip325_counts(m, flip325_key)) for m in {n, sweep_n} if m
     }  # the oracle: the key selector applied in plain Python
     rows: list[dict] = []
-    plan = [("rocksdb", None)] + [(side, s) for s in sizes for side in ("lru", "lru_batched")]
-    total = len(SIDES) + runs * len(plan) + (len(sweep) + 1 if sweep else 0)
+    plan = [("rocksdb", None)] + [
+        (side, s) for s in sizes for side in ("lru", "lru_batched") if side == "lru" or s in batched
+    ]
+    warm = list(dict.fromkeys(side for side, _ in plan))
+    total = len(warm) + runs * len(plan) + (len(sweep) + 1 if sweep else 0)
     if cache_policy != "lru":
         total += runs * len(TRACES) * (1 + len(CACHE_POLICIES) * len(sizes))
     bar = tqdm(total=total, desc=EXPERIMENT, disable=not progress)
@@ -171,7 +205,7 @@ def run_experiment(
         bar.update()
 
     # warm-up (not recorded): Python workers started, code paths loaded, for every side
-    for side in SIDES:
+    for side in warm:
         count(2_000, side, min(sizes))
         bar.update()
     for run in range(runs):
@@ -195,13 +229,17 @@ def run_experiment(
     summary = summarize(rows)
     summary["cache_policy"] = cache_policy
     if cache_policy != "lru":
-        summary.update(summarize_policies(rows))
+        policies = summarize_policies(rows)
+        summary["intervals"].update(policies.pop("intervals"))
+        summary.update(policies)
         summary.update(policy_n=policy_n, policy_keys=settings["policy_keys"])
     summary["write_batch"] = write_batch
     if costs_n:
-        summary["zero_hit_costs"] = zero_hit_costs(
-            costs_n, max_entries=min(sizes), write_batch=write_batch, runs=runs
-        )
+        costs = zero_hit_costs(costs_n, max_entries=min(sizes), write_batch=write_batch, runs=runs)
+        summary["zero_hit_costs"] = costs
+        for key, name in PREDICTED.items():
+            summary[key] = costs[name]
+            summary["intervals"][key] = costs["intervals"][name]
     return BenchResult(EXPERIMENT, size, rows, summary)
 
 
@@ -242,13 +280,21 @@ def zero_hit_costs(
       against ``put`` of the key read ``max_entries`` records earlier (a 0%-hit cache's
       write-back), and against those keys written ``write_batch`` at a time in one batch;
     * ``*_share`` -- each, over the per-record cost without a cache (the seed's whole loss at
-      0% hits was 4.4%).
+      0% hits was 4.4%);
+    * the predictions: ``predicted_loss_share`` -- bookkeeping plus the write-back's locality,
+      what the parts add to a record at 0% hits with FLIP-325's LRU; ``predicted_batched_loss_
+      share`` the same with the batched write-back; ``predicted_batched_change_share`` the
+      second minus the first (below 0: the parts predict the batched write-back cheaper). Each
+      is the median of the runs' own sums (a run measures every part back to back), with its
+      bootstrap interval over the runs in ``intervals``.
 
     Example::
 
         >>> costs = zero_hit_costs(20_000, runs=1)
         >>> costs["records"], costs["max_entries"], f"{costs['seed_loss_share']:.1%}"
         (20000, 250, '4.4%')
+        >>> sorted(costs["intervals"])
+        ['predicted_batched_change_share', 'predicted_batched_loss_share', 'predicted_loss_share']
     """
     import gc
     import statistics
@@ -344,7 +390,27 @@ def zero_hit_costs(
     costs["bookkeeping_batched_share"] = costs["bookkeeping_batched_ns"] / per_record
     costs["write_locality_share"] = (m["evicted"] - m["same"]) / per_record
     costs["write_locality_batched_share"] = (m["evicted_batched"] - m["same"]) / per_record
+    loss, batched = [], []
+    for i in range(runs):  # each run's parts, measured back to back, summed
+        same = measured["same"][i]
+        loss.append((measured["lru"][i] - measured["plain"][i] + measured["evicted"][i] - same)
+                    / same)  # fmt: skip
+        batched.append((measured["lru_batched"][i] - measured["plain"][i]
+                        + measured["evicted_batched"][i] - same) / same)  # fmt: skip
+    predictions = {
+        "predicted_loss_share": median_estimate(loss),
+        "predicted_batched_loss_share": median_estimate(batched),
+        "predicted_batched_change_share": median_estimate(
+            [b - a for a, b in zip(loss, batched, strict=True)]
+        ),
+    }
+    costs.update({name: est.value for name, est in predictions.items()})
+    costs["intervals"] = {name: est.to_json() for name, est in predictions.items()}
     return costs
+
+
+def _json(estimate) -> dict | None:
+    return None if estimate is None else estimate.to_json()
 
 
 def _flip325_counts(n: int, key) -> dict[int, int]:
@@ -375,9 +441,33 @@ def _runs(rows, part: str, side: str, cache: int | None, field: str) -> dict[int
     }
 
 
+def round_ratios(
+    rows,
+    side: str,
+    cache: int,
+    field: str = HEADLINE_MEASURE,
+    part: str = "seed",
+    over: tuple[str, int | None] = ("rocksdb", None),
+) -> list[float]:
+    """Each round's ``field(side at cache) / field(over)``, the pair run back to back in the
+    round (``over``: RocksDB alone unless told, e.g. ``("lru", 250)``).
+
+    Example::
+
+        >>> rows = [{"part": "seed", "run": r, "side": s, "cache_size": c, "x": v}
+        ...         for r, (a, b) in enumerate([(1.0, 2.0), (1.0, 3.0), (2.0, 4.0)])
+        ...         for s, c, v in (("rocksdb", None, a), ("lru", 500, b))]
+        >>> round_ratios(rows, "lru", 500, "x")
+        [2.0, 3.0, 2.0]
+    """
+    base = _runs(rows, part, *over, field)
+    mine = _runs(rows, part, side, cache, field)
+    return [mine[run] / base[run] for run in sorted(mine) if base.get(run)]
+
+
 def speedup_spread(rows, side: str, cache: int, field: str = HEADLINE_MEASURE, part="seed"):
-    """min / median / max over rounds of ``field(side at cache) / field(rocksdb)``, each
-    round's pair run back to back.
+    """min / median / max over rounds of ``field(side at cache) / field(rocksdb)``
+    (:func:`round_ratios`).
 
     Example::
 
@@ -387,14 +477,30 @@ def speedup_spread(rows, side: str, cache: int, field: str = HEADLINE_MEASURE, p
         >>> speedup_spread(rows, "lru", 500, "x")
         {'min': 2.0, 'median': 2.0, 'max': 3.0}
     """
-    base = _runs(rows, part, "rocksdb", None, field)
-    mine = _runs(rows, part, side, cache, field)
-    return spread(mine[run] / base[run] for run in sorted(mine) if base.get(run))
+    return spread(round_ratios(rows, side, cache, field, part))
+
+
+def speedup_estimate(rows, side: str, cache: int, field: str = HEADLINE_MEASURE, **where):
+    """The median of the rounds' ratios (:func:`round_ratios`, same keywords) with its
+    bootstrap interval, as an :class:`~skewlab.experiments.intervals.Estimate`; ``None``
+    where no round measured both sides.
+
+    Example::
+
+        >>> rows = [{"part": "seed", "run": r, "side": s, "cache_size": c, "x": v}
+        ...         for r, (a, b) in enumerate([(1.0, 2.0), (1.0, 3.0), (2.0, 4.0)])
+        ...         for s, c, v in (("rocksdb", None, a), ("lru", 500, b))]
+        >>> speedup_estimate(rows, "lru", 500, "x").text(".1f", "x")
+        '2.0x [2.0..3.0], 3 runs'
+    """
+    return median_estimate(round_ratios(rows, side, cache, field, **where))
 
 
 def summarize(rows) -> dict:
     """Per side and cache size: hit ratios, the headline (job throughput) and its speedups over
-    RocksDB alone with their spread, the operator breakdown beside; the sweep's curve."""
+    RocksDB alone with their spread, the operator breakdown beside; the batched write-back over
+    FLIP-325's LRU of the same size; every ratio the median of the rounds' with its interval
+    (``summary["intervals"]``, :func:`speedup_estimate`); the sweep's curve."""
     seed_rows = [r for r in rows if r["part"] == "seed"]
     sizes = sorted({r["cache_size"] for r in seed_rows if r["cache_size"]})
     table = []
@@ -421,14 +527,18 @@ def summarize(rows) -> dict:
         }
         if size is not None:
             entry["speedup"] = speedup_spread(rows, side, size)
+            entry["speedup_interval"] = _json(speedup_estimate(rows, side, size))
             for name, field in BREAKDOWN.items():
-                entry[name] = speedup_spread(rows, side, size, field)["median"]
+                est = speedup_estimate(rows, side, size, field)
+                entry[name] = None if est is None else est.value
+                entry[f"{name}_interval"] = _json(est)
         table.append(entry)
     summary: dict = {
         "headline_measure": HEADLINE_MEASURE,
         "runs": max((r["run"] for r in seed_rows), default=-1) + 1,
         "records": max((r["records"] for r in seed_rows), default=0),
     }
+    intervals: dict = {}
     for t in table:
         if t["cache_size"] not in SEED_SIZES:
             continue
@@ -437,8 +547,18 @@ def summarize(rows) -> dict:
         summary[f"hit_ratio_{size}{suffix}"] = t["hit_ratio"]
         summary[f"speedup_{size}{suffix}"] = t["speedup"]["median"]
         summary[f"speedup_{size}{suffix}_spread"] = t["speedup"]
+        intervals[f"speedup_{size}{suffix}"] = t["speedup_interval"]
         for name in BREAKDOWN:
             summary[f"{name}_{size}{suffix}"] = t[name]
+            intervals[f"{name}_{size}{suffix}"] = t[f"{name}_interval"]
+    for size in [c for c in sizes if c in SEED_SIZES]:
+        # the batched write-back over FLIP-325's LRU of the same size, round by round
+        for name, field in BATCHED_OVER_LRU.items():
+            est = speedup_estimate(rows, "lru_batched", size, field, over=("lru", size))
+            if est is not None:
+                summary[f"{name}_{size}"] = est.value
+                intervals[f"{name}_{size}"] = est.to_json()
+    summary["intervals"] = {k: v for k, v in intervals.items() if v is not None}
     summary["all_digests_match"] = all(r["digest_matches_oracle"] for r in rows)
     summary["all_emissions_match"] = all(r["emissions_match"] for r in rows)
     summary["seed_speedups"] = {str(k): v for k, v in SEED_SPEEDUPS.items()}

@@ -38,7 +38,11 @@ single_key  the backend's get or put once per key    a key comparison and a fiel
 The headline is the seed's own measure, JMH's throughput mode: **operations per wall-clock
 millisecond** (``ops_per_wall_ms``), median of the runs with min and max. Beside it, operations per
 millisecond of the process's CPU time (``ops_per_cpu_ms``: RocksDB's threads included; what
-other processes on a shared machine do not inflate).
+other processes on a shared machine do not inflate). A run measures the three backends back to
+back, so each ratio (``heap_over_rocksdb_<op>``, ``single_key_over_heap_<op>`` and their
+``_cpu`` and ``_first_pass`` beside) is the **median of the runs' own ratios**, with its bootstrap
+interval (:func:`~skewlab.experiments.intervals.median_estimate`) in ``summary["intervals"]``,
+as chapter 05's job-time ratios are.
 
 Seed (ops/ms): valueAdd HEAP 9,206 / ROCKSDB 653 / SINGLE_KEY 18,282; valueGet 12,719 / 1,621 /
 30,861; valueUpdate 12,916 / 942 / 32,883.
@@ -59,6 +63,7 @@ from functools import partial
 import numpy as np
 
 from skewlab.experiments.chapters import resolve_runs, size_settings
+from skewlab.experiments.intervals import median_estimate
 from skewlab.experiments.results import BenchResult, spread
 from skewlab.operators.count_loops import get_each, put_each
 from skewlab.state import create_backend
@@ -233,9 +238,34 @@ def seed_ratios() -> dict[str, float]:
 HEADLINES: dict[str, float | None] = seed_ratios()
 
 
+def ratio_estimate(rows, operation: str, a: str, b: str, field: str = HEADLINE_MEASURE):
+    """The median over runs of ``field(a) / field(b)`` for ``operation``, each run's pair
+    measured back to back, with its bootstrap interval (``None`` where no run measured both).
+
+    Example::
+
+        >>> rows = [{"run": r, "operation": "valueGet", "backend": b, "ops_per_wall_ms": v}
+        ...         for r, (h, k) in enumerate([(10.0, 1.0), (12.0, 1.0), (9.0, 1.5)])
+        ...         for b, v in (("heap", h), ("rocksdb", k))]
+        >>> ratio_estimate(rows, "valueGet", "heap", "rocksdb").text(".1f", "x")
+        '10.0x [6.0..12.0], 3 runs'
+    """
+
+    def by_run(backend: str) -> dict[int, float]:
+        return {
+            r["run"]: r[field]
+            for r in rows
+            if r["operation"] == operation and r["backend"] == backend and r[field]
+        }
+
+    top, bottom = by_run(a), by_run(b)
+    return median_estimate([top[run] / bottom[run] for run in sorted(top) if run in bottom])
+
+
 def summarize(rows) -> dict:
     """Per (operation, backend): min / median / max of ops per wall-clock ms (the headline),
-    the median per CPU ms and of the warm-up pass; the ratios of the medians, and the seed's."""
+    the median per CPU ms and of the warm-up pass; the ratios (the median of the runs' own,
+    each with its interval in ``summary["intervals"]``), and the seed's."""
 
     def cells(field: str, stat: str = "median") -> dict[str, dict[str, float]]:
         return {
@@ -262,15 +292,18 @@ def summarize(rows) -> dict:
         "seed_ops_per_ms": SEED_OPS_PER_MS,
         "seed_ratios": seed_ratios(),
     }
+    intervals: dict = {}
     for name, (a, b) in RATIOS.items():
         for op in OPERATIONS:
-            key = f"{name}_{SHORT_NAMES[op]}"
-            summary[key] = _div(table[op], a, b)
-            summary[key + "_cpu"] = _div(summary["ops_per_cpu_ms"][op], a, b)
-            summary[key + "_first_pass"] = _div(summary["warmup_ops_per_wall_ms"][op], a, b)
+            for suffix, field in (
+                ("", HEADLINE_MEASURE),
+                ("_cpu", "ops_per_cpu_ms"),
+                ("_first_pass", "warmup_ops_per_wall_ms"),
+            ):
+                key = f"{name}_{SHORT_NAMES[op]}{suffix}"
+                est = ratio_estimate(rows, op, a, b, field)
+                summary[key] = None if est is None else est.value
+                if est is not None:
+                    intervals[key] = est.to_json()
+    summary["intervals"] = intervals
     return summary
-
-
-def _div(by_backend: dict[str, float], a: str, b: str) -> float | None:
-    x, y = by_backend.get(a), by_backend.get(b)
-    return x / y if x and y else None

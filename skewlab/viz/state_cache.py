@@ -1,8 +1,12 @@
 """Notebook 04, the LRU state cache (FLIP-325): hit ratio and throughput against the cache size,
-the 0%-hit record taken apart, and a cache-size slider.
+the 0%-hit record taken apart, the batched write-back against its breakdown's prediction, and a
+cache-size slider.
 
 Every function takes a :class:`~skewlab.experiments.results.BenchResult` of
-:mod:`skewlab.experiments.state_cache` and returns a pandas DataFrame or a plotly figure.
+:mod:`skewlab.experiments.state_cache` or its JSON (the shipped reference is one) and returns a
+pandas DataFrame (with ``caption=True``, a table captioned with whose figures it shows), a
+plotly figure whose title starts with whose figures it plots, or sentences that say it first.
+Every speedup is printed with its interval (``summary["intervals"]``).
 
 Example::
 
@@ -20,13 +24,17 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from skewlab.experiments.claims.state_cache import batched_figures
+from skewlab.experiments.intervals import Estimate
 from skewlab.experiments.results import BenchResult, bench_summary
 from skewlab.experiments.state_cache import HEADLINE_MEASURE, SEED_HIT_RATIOS, SEED_SPEEDUPS
 from skewlab.inputs.wordcount import flip325_input
 from skewlab.strategies.count import run_count
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, LABELS, LEGEND_BELOW, TEMPLATE
-from skewlab.viz.text import number, percent, spread_text, times
+from skewlab.viz.render import readable_number
+from skewlab.viz.text import estimate_text, number, percent, times
+from skewlab.viz.titles import whose_figures
 
 __all__ = [
     "cache_cost_table",
@@ -34,6 +42,8 @@ __all__ = [
     "cache_speedup_figure",
     "cache_table",
     "describe",
+    "describe_batched",
+    "format_floor_summary",
     "format_summary",
     "hit_ratio_curve_figure",
     "zero_hit_cost_table",
@@ -47,13 +57,50 @@ def _size_label(size) -> str:
     return "none" if size is None else f"{size:,}"
 
 
-def cache_table(result) -> pd.DataFrame:
+def _whose(result) -> str:
+    """Whose figures ``result`` holds, capitalised to open a title or a sentence."""
+    whose = whose_figures(result)
+    return whose[0].upper() + whose[1:]
+
+
+def _run_of(result) -> str:
+    """What the result's seed part ran: ``'3 rounds of 100,000 records'``."""
+    s = bench_summary(result)
+    runs = s.get("runs") or 0
+    return f"{runs} round{'s' * (runs != 1)} of {s.get('records', 0):,} records"
+
+
+def _styled(frame: pd.DataFrame, caption: str):
+    """``frame`` as a table captioned ``caption``, its floats as a reader reads them."""
+    floats = list(frame.select_dtypes("float").columns)
+    return frame.style.format(readable_number, subset=floats, na_rep="-").set_caption(caption)
+
+
+def _interval(entry: dict, name: str = "speedup") -> Estimate | None:
+    stored = entry.get(f"{name}_interval")
+    return None if stored is None else Estimate.from_json(stored)
+
+
+def cache_table(result, *, caption: bool = False):
     """Per side and cache size: the hit ratio, job throughput (the headline) and its speedup
-    over RocksDB alone (median, min, max of the rounds) with the operator breakdown beside it,
-    and the seed's figures."""
+    over RocksDB alone (the median of the rounds' ratios, then with its interval) with the
+    operator breakdown beside it, and the seed's figures. ``caption=True``: captioned with
+    whose figures they are, for a notebook.
+
+    Example::
+
+        >>> summary = {"runs": 3, "records": 1_000, "by_cache_size": [{"side": "lru",
+        ...     "cache_size": 1000, "hit_ratio": 0.999, "seed_hit_ratio": 1.0,
+        ...     "state_cache_hit_ratio": 0.999, "job_records_per_second": {"median": 9e5},
+        ...     "speedup": {"median": 4.2}, "seed_speedup": 21.6, "operator_speedup": 19.0,
+        ...     "operator_wall_speedup": 18.0, "speedup_interval": {"value": 4.2, "low": 3.9,
+        ...     "high": 4.4, "runs": 3, "method": "bootstrap"}}]}
+        >>> cache_table({"size": "quick", "summary": summary})["speedup (job) [interval]"][0]
+        '4.2x [3.9..4.4]'
+    """
     rows = []
-    for t in result.summary["by_cache_size"]:
-        speedup = t.get("speedup") or {"median": None, "min": None, "max": None}
+    for t in bench_summary(result)["by_cache_size"]:
+        speedup = t.get("speedup") or {"median": None}
         rows.append(
             {
                 "side": SIDE_LABELS[t["side"]],
@@ -63,21 +110,31 @@ def cache_table(result) -> pd.DataFrame:
                 "stateCacheHitRatio": t["state_cache_hit_ratio"],
                 "job records/s": t[HEADLINE_MEASURE]["median"],
                 "speedup (job)": speedup["median"],
-                "min": speedup["min"],
-                "max": speedup["max"],
+                "speedup (job) [interval]": estimate_text(_interval(t), ".3g")
+                if t["cache_size"]
+                else None,
                 "seed speedup": t["seed_speedup"] if t["cache_size"] else None,
                 "speedup (operator CPU)": t.get("operator_speedup"),
                 "speedup (operator wall)": t.get("operator_wall_speedup"),
             }
         )
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if not caption:
+        return frame
+    return _styled(
+        frame,
+        f"{_whose(result)}, {_run_of(result)}: job throughput and its speedup over RocksDB "
+        "alone, the median of the rounds' ratios [its bootstrap interval]; the "
+        "operators' ratios beside it; the seed's figures (FLIP-325, the JVM) beside those",
+    )
 
 
-def cache_cost_table(result) -> pd.DataFrame:
+def cache_cost_table(result, *, caption: bool = False):
     """Microseconds per record at each side and cache size: of the whole job (the headline's
-    inverse), and inside the operator (CPU and wall clock)."""
+    inverse), and inside the operator (CPU and wall clock), medians of the rounds.
+    ``caption=True``: captioned with whose figures they are."""
     rows = []
-    for t in result.summary["by_cache_size"]:
+    for t in bench_summary(result)["by_cache_size"]:
         job = t[HEADLINE_MEASURE]["median"]
         ops, cpu = t["operator_records_per_second"], t["operator_cpu_records_per_second"]
         rows.append(
@@ -90,16 +147,43 @@ def cache_cost_table(result) -> pd.DataFrame:
                 "operator wall-clock us per record": 1e6 / ops if ops else None,
             }
         )
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if not caption:
+        return frame
+    return _styled(
+        frame,
+        f"{_whose(result)}, {_run_of(result)}: what one record costs, in the job and inside "
+        "the operators (medians of the rounds)",
+    )
 
 
-def zero_hit_cost_table(result) -> pd.DataFrame:
+def zero_hit_cost_table(result, *, caption: bool = False):
     """Nanoseconds per record at 0% hits, taken apart (``zero_hit_costs`` of the summary):
     RocksDB alone, what each cache's bookkeeping adds, and what RocksDB pays more for writing
     back the evicted key instead of the key it has just read -- one at a time, and in write
-    batches. Empty when it was not measured."""
-    columns = ["per record", "ns", "% of RocksDB alone"]
-    costs = result.summary.get("zero_hit_costs")
+    batches; then what the parts predict (the median of the runs' own sums, with its
+    interval). Empty when it was not measured. ``caption=True``: captioned with whose figures
+    they are (measured without Spark).
+
+    Example::
+
+        >>> costs = {"records": 1_000, "max_entries": 250, "write_batch": 128, "runs": 3,
+        ...     "rocksdb_same_key_ns": 3_000.0, "bookkeeping_ns": 60.0, "bookkeeping_share": 0.02,
+        ...     "rocksdb_evicted_key_ns": 3_300.0, "write_locality_share": 0.1,
+        ...     "bookkeeping_batched_ns": 120.0, "bookkeeping_batched_share": 0.04,
+        ...     "rocksdb_evicted_batched_ns": 2_880.0, "write_locality_batched_share": -0.04,
+        ...     "seed_loss_share": 0.044, "predicted_loss_share": 0.12,
+        ...     "predicted_batched_change_share": -0.12, "intervals": {
+        ...         "predicted_loss_share": {"value": 0.12, "low": 0.1, "high": 0.13, "runs": 3},
+        ...         "predicted_batched_change_share": {"value": -0.12, "low": -0.14,
+        ...                                            "high": -0.1, "runs": 3}}}
+        >>> table = zero_hit_cost_table({"summary": {"zero_hit_costs": costs}})
+        >>> last = table.iloc[-1]
+        >>> last["per record"], float(last["% of RocksDB alone"]), last["[bootstrap interval]"]
+        ('predicted: the batched write-back against FLIP-325 LRU', -12.0, '[-14.0..-10.0]')
+    """
+    columns = ["per record", "ns", "% of RocksDB alone", "[bootstrap interval]"]
+    costs = bench_summary(result).get("zero_hit_costs")
     if not costs:
         return pd.DataFrame(columns=columns)
     base, entries, batch = costs["rocksdb_same_key_ns"], costs["max_entries"], costs["write_batch"]
@@ -127,22 +211,43 @@ def zero_hit_cost_table(result) -> pd.DataFrame:
         ),
         ("the seed's whole loss at 0% hits (JVM)", None, costs["seed_loss_share"]),
     ]
-    return pd.DataFrame(
-        [
-            (what, None if ns is None else round(ns), round(100 * share, 1))
-            for what, ns, share in rows
-        ],
-        columns=columns,
+    table = [
+        (what, None if ns is None else round(ns), round(100 * share, 1), None)
+        for what, ns, share in rows
+    ]
+    intervals = costs.get("intervals") or {}
+    for what, name in (
+        ("predicted: FLIP-325 LRU over RocksDB alone", "predicted_loss_share"),
+        (
+            "predicted: the batched write-back against FLIP-325 LRU",
+            "predicted_batched_change_share",
+        ),
+    ):
+        if costs.get(name) is None:
+            continue
+        est = Estimate.from_json(intervals.get(name, {"value": costs[name]}))
+        span = f"[{100 * est.low:.1f}..{100 * est.high:.1f}]" if est.has_interval else None
+        table.append((what, None, round(100 * costs[name], 1), span))
+    frame = pd.DataFrame(table, columns=columns)
+    if not caption:
+        return frame
+    return _styled(
+        frame,
+        f"{_whose(result)}, the 0%-hit record taken apart without Spark ({costs['records']:,} "
+        f"records, median of {costs.get('runs', '?')} runs; a prediction: the median of the "
+        "runs' own sums [its bootstrap interval]), beside the seed's whole loss",
     )
 
 
 def hit_ratio_curve_figure(result, *, highlight: int | None = None) -> go.Figure:
     """Hit ratio and job throughput against the cache size (the sweep), two y axes.
 
-    The crosses are the seed's 0% / 50% / 100% points; ``highlight`` marks one size.
+    The crosses are the seed's 0% / 50% / 100% points; ``highlight`` marks one size. The title
+    says whose sweep it is and where its hit ratio steps up.
     """
-    sweep = [p for p in result.summary["sweep"] if p["cache_size"] is not None]
-    base = next((p for p in result.summary["sweep"] if p["cache_size"] is None), None)
+    summary = bench_summary(result)
+    sweep = [p for p in summary["sweep"] if p["cache_size"] is not None]
+    base = next((p for p in summary["sweep"] if p["cache_size"] is None), None)
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     sizes = [p["cache_size"] for p in sweep]
     fig.add_trace(
@@ -189,7 +294,7 @@ def hit_ratio_curve_figure(result, *, highlight: int | None = None) -> go.Figure
     if highlight is not None:
         fig.add_vline(x=highlight, line={"color": COLORS["mark"], "width": 1})
     fig.update_layout(
-        title=_sweep_title(sweep),
+        title=f"{_whose(result)}, one run per size: {_sweep_title(sweep)}",
         template=TEMPLATE,
         xaxis={"title": "cache entries (state.backend.cache.max-entries-num)"},
         **LEGEND_BELOW,  # at the right a legend would cover the second y axis's title
@@ -202,25 +307,57 @@ def hit_ratio_curve_figure(result, *, highlight: int | None = None) -> go.Figure
 
 
 def _sweep_title(sweep: list[dict]) -> str:
-    """Where the sweep's hit ratio steps up: 'Hit ratio 0% from 50, 50% from 500, 100% from
-    1,000 entries' (ratios rounded to the percent)."""
+    """Where the sweep's hit ratio steps up: 'hit ratio 0% from 50, 50% from 500, 98% from
+    1,000 entries' (each step's ratio as :func:`~skewlab.viz.text.percent` writes it).
+
+    Example::
+
+        >>> _sweep_title([{"cache_size": 250, "hit_ratio": 0.0},
+        ...               {"cache_size": 500, "hit_ratio": 0.5},
+        ...               {"cache_size": 1000, "hit_ratio": 0.98}])
+        "hit ratio 0% from 250, 50% from 500, 98% from 1,000 entries (FLIP-325's keys)"
+    """
     steps: list[str] = []
     last = None
     for point in sorted(sweep, key=lambda p: p["cache_size"]):
-        ratio = round(point["hit_ratio"] or 0.0, 2)
-        if ratio != last:
-            steps.append(f"{ratio:.0%} from {point['cache_size']:,}")
+        ratio = point["hit_ratio"] or 0.0
+        if last is None or abs(ratio - last) > 0.005:
+            steps.append(f"{percent(ratio)} from {point['cache_size']:,}")
             last = ratio
     if not steps:
         return "FLIP-325 key pattern: hit ratio and job throughput vs LRU cache size"
-    return "Hit ratio " + ", ".join(steps) + " entries (FLIP-325's keys)"
+    return "hit ratio " + ", ".join(steps) + " entries (FLIP-325's keys)"
+
+
+#: The digits the chapter's claims print each cache size's speedup with (``speedup_grows_with_
+#: hits``): two decimals at 250 and 500 entries, one at 1,000.
+_DIGITS = {250: ".2f", 500: ".2f", 1000: ".1f"}
+
+
+def _speedup(value: float, size: int) -> str:
+    """A speedup at ``size`` entries as the claims print it.
+
+    Example::
+
+        >>> _speedup(2.96, 1000), _speedup(0.876, 250)
+        ('3.0x', '0.88x')
+    """
+    return times(value, _DIGITS.get(size, ".2f"))
 
 
 def cache_speedup_figure(result) -> go.Figure:
-    """Bars: job throughput with each cache over RocksDB alone (the rounds' min and max as
-    error bars) for FLIP-325's LRU and the batched write-back, beside the seed's (log scale)."""
-    table = [t for t in result.summary["by_cache_size"] if t["cache_size"] is not None]
+    """Bars: job throughput with each cache over RocksDB alone (the median of the rounds'
+    ratios, its interval as error bars) for FLIP-325's LRU and the batched write-back, beside
+    the seed's (log scale); the title says whose figures they are first."""
+    table = [t for t in bench_summary(result)["by_cache_size"] if t["cache_size"] is not None]
     fig = go.Figure()
+
+    def span(t: dict) -> tuple[float, float]:
+        est, median = _interval(t), t["speedup"]["median"]
+        if est is not None and est.has_interval:
+            return est.high - median, median - est.low
+        return t["speedup"].get("max", median) - median, median - t["speedup"].get("min", median)
+
     for side, color in (("lru", COLORS["cached"]), ("lru_batched", COLORS["lru_batched"])):
         mine = [t for t in table if t["side"] == side]
         fig.add_trace(
@@ -232,10 +369,10 @@ def cache_speedup_figure(result) -> go.Figure:
                 error_y={
                     "type": "data",
                     "symmetric": False,
-                    "array": [t["speedup"]["max"] - t["speedup"]["median"] for t in mine],
-                    "arrayminus": [t["speedup"]["median"] - t["speedup"]["min"] for t in mine],
+                    "array": [span(t)[0] for t in mine],
+                    "arrayminus": [span(t)[1] for t in mine],
                 },
-                text=[f"{t['speedup']['median']:.2f}x" for t in mine],
+                text=[_speedup(t["speedup"]["median"], t["cache_size"]) for t in mine],
             )
         )
     seed = [t for t in table if t["side"] == "lru"]
@@ -249,12 +386,13 @@ def cache_speedup_figure(result) -> go.Figure:
         )
     )
     fig.add_hline(y=1.0, line={"dash": "dash", "color": COLORS["rocksdb"]})
-    lru = " / ".join(f"{t['speedup']['median']:.2f}x" for t in seed)
+    lru = " / ".join(_speedup(t["speedup"]["median"], t["cache_size"]) for t in seed)
     sizes = " / ".join(f"{t['cache_size']:,}" for t in seed)
     fig.update_layout(
-        title=f"FLIP-325's LRU: {lru} RocksDB's job throughput at {sizes} entries"
+        title=f"{_whose(result)}: FLIP-325's LRU {lru} RocksDB's job throughput at {sizes} "
+        "entries (median of the rounds; the seed's beside)"
         if seed
-        else "Job throughput with the cache, relative to RocksDB alone",
+        else f"{_whose(result)}: job throughput with the cache, relative to RocksDB alone",
         template=TEMPLATE,
         barmode="group",
         yaxis={"title": "x RocksDB's job throughput", "type": "log"},
@@ -262,66 +400,150 @@ def cache_speedup_figure(result) -> go.Figure:
     return fig
 
 
+def _ratio(summary: dict, key: str, spec: str) -> str:
+    """A ratio of the summary with its interval: ``'0.93x [0.90..0.95]'``, ``'-'``."""
+    value = summary.get(key)
+    if value is None:
+        return "-"
+    return estimate_text((summary.get("intervals") or {}).get(key) or value, spec)
+
+
 def describe(result) -> str:
-    """Sentences of what this run measured at 0% hits and at 100%, beside the seed's figures.
+    """Sentences of what a result measured at 0% hits and at 100%, each speedup with its
+    interval, saying whose figures they are, beside the seed's figures named as the seed's.
 
     Example::
 
-        >>> summary = {"runs": 3, "speedup_250": 0.93, "speedup_250_batched": 1.01,
-        ...     "speedup_1000": 4.2, "speedup_1000_batched": 4.1, "operator_speedup_1000": 19.0,
-        ...     "hit_ratio_250": 0.0, "hit_ratio_1000": 0.99995, "write_batch": 128,
-        ...     "all_digests_match": True}
-        >>> print(describe({"summary": summary}))
-        Measured here (median of 3 rounds): at 250 entries (hit ratio 0%) FLIP-325's LRU gives 0.93x RocksDB's job throughput and the batched write-back (128 per write batch) 1.01x; at 1,000 entries (hit ratio 99.995%) 4.20x and 4.10x, and 19.00x inside the operator alone. The seed's figures: 0.956x and 21.6x. Every run's counts equal the oracle's: True.
+        >>> def iv(v):
+        ...     return {"value": v, "low": v * 0.9, "high": v * 1.1, "runs": 3}
+        >>> summary = {"runs": 3, "records": 100_000, "speedup_250": 0.93,
+        ...     "speedup_250_batched": 1.01, "speedup_1000": 4.2, "operator_speedup_1000": 19.0,
+        ...     "hit_ratio_250": 0.0, "hit_ratio_1000": 0.99, "write_batch": 128,
+        ...     "all_digests_match": True, "intervals": {"speedup_250": iv(0.93),
+        ...     "speedup_250_batched": iv(1.01), "speedup_1000": iv(4.2),
+        ...     "operator_speedup_1000": iv(19.0)}}
+        >>> print(describe({"size": "quick", "summary": summary}))
+        This run (quick, this machine), 3 rounds of 100,000 records, medians of the rounds' ratios [bootstrap interval]: at 250 entries (hit ratio 0%) FLIP-325's LRU gives 0.930x [0.837..1.023] RocksDB's job throughput and the batched write-back (128 per write batch) 1.010x [0.909..1.111]; at 1,000 entries (hit ratio 99%) 4.2x [3.8..4.6], and 19.0x [17.1..20.9] inside the operators alone (CPU). The seed's figures: 0.956x and 21.6x. Every run's counts equal the oracle's: True.
     """  # noqa: E501
     s = bench_summary(result)
-
-    def x(value) -> str:
-        return times(value, ".2f")
-
+    batched = ""
+    if s.get("speedup_250_batched") is not None:
+        batched = (
+            f" and the batched write-back ({s.get('write_batch')} per write batch) "
+            f"{_ratio(s, 'speedup_250_batched', '.3f')}"
+        )
+    at_1000 = f"{_ratio(s, 'speedup_1000', '.1f')}"  # with the claims' digits
+    if s.get("speedup_1000_batched") is not None:
+        at_1000 += f" and {_ratio(s, 'speedup_1000_batched', '.1f')}"
     text = (
-        f"Measured here (median of {s['runs']} rounds): at 250 entries (hit ratio "
-        f"{percent(s.get('hit_ratio_250'))}) FLIP-325's LRU gives {x(s.get('speedup_250'))} "
-        f"RocksDB's job throughput and the batched write-back ({s.get('write_batch')} per "
-        f"write batch) {x(s.get('speedup_250_batched'))}; at 1,000 entries (hit ratio "
-        f"{percent(s.get('hit_ratio_1000'))}) {x(s.get('speedup_1000'))} and "
-        f"{x(s.get('speedup_1000_batched'))}, and {x(s.get('operator_speedup_1000'))} inside "
-        f"the operator alone. The seed's figures: {SEED_SPEEDUPS[250]:g}x and "
-        f"{SEED_SPEEDUPS[1000]:g}x."
+        f"{_whose(result)}, {_run_of(result)}, medians of the rounds' ratios [bootstrap interval]: "
+        f"at 250 entries (hit ratio {percent(s.get('hit_ratio_250'))}) FLIP-325's LRU gives "
+        f"{_ratio(s, 'speedup_250', '.3f')} RocksDB's job throughput{batched}; at 1,000 entries "
+        f"(hit ratio {percent(s.get('hit_ratio_1000'))}) {at_1000}, and "
+        f"{_ratio(s, 'operator_speedup_1000', '.1f')} inside the operators alone (CPU). The "
+        f"seed's figures: {SEED_SPEEDUPS[250]:g}x and {SEED_SPEEDUPS[1000]:g}x."
     )
     if "all_digests_match" in s:
         text += f" Every run's counts equal the oracle's: {s['all_digests_match']}."
     return text
 
 
-def _speedup_text(s: dict | None) -> str:
-    return spread_text(s, ".3f", "x") if s else "-"
+def _direction(est: Estimate | None, pivot: float, below: str, above: str) -> str:
+    """Which side of ``pivot`` the interval of ``est`` lies on, in words; where it reaches
+    across, that its runs cannot tell; without an interval, that it has none."""
+    if est is None:
+        return "not measured"
+    if not est.has_interval:
+        return "without an interval to tell its direction by"
+    if est.high < pivot:
+        return below
+    if est.low > pivot:
+        return above
+    return f"with an interval that reaches across {pivot:g}: its runs cannot tell {below} from " + (
+        above
+    )
+
+
+def describe_batched(result, size: int = 250) -> str:
+    """Which way the batched write-back went at ``size`` entries (0% hits): what the 0%-hit
+    breakdown predicts for a record against FLIP-325's LRU, what the job measured, and whether
+    the two went the same way -- each figure with its interval, saying whose they are.
+
+    Example::
+
+        >>> def iv(v, lo, hi):
+        ...     return {"value": v, "low": lo, "high": hi, "runs": 3, "method": "bootstrap"}
+        >>> summary = {"runs": 3, "records": 100_000, "zero_hit_predicted_batched_change": -0.15,
+        ...     "batched_over_lru_250": 0.901, "operator_batched_over_lru_250": 0.92,
+        ...     "zero_hit_costs": {"records": 50_000, "runs": 3}, "intervals": {
+        ...         "zero_hit_predicted_batched_change": iv(-0.15, -0.17, -0.12),
+        ...         "batched_over_lru_250": iv(0.901, 0.85, 0.95),
+        ...         "operator_batched_over_lru_250": iv(0.92, 0.88, 0.96)}}
+        >>> print(describe_batched({"size": "quick", "summary": summary}))
+        This run (quick, this machine), at 250 entries (0% hits): the breakdown (no Spark, 50,000 records, 3 runs) predicts a record -15.0 % [-17.0..-12.0] with the batched write-back against FLIP-325's LRU: cheaper; the job (3 rounds of 100,000 records) measured the batched write-back's throughput 0.901x [0.850..0.950] the LRU's: dearer, and its operators' CPU throughput 0.920x [0.880..0.960]. The job went against the prediction.
+    """  # noqa: E501
+    s = bench_summary(result)
+    figures = batched_figures(result, size)
+    predicted, job, cpu = figures["predicted"], figures["job"], figures["cpu"]
+    head = f"{_whose(result)}, at {size:,} entries (0% hits): "
+    if job is None:
+        return head + "the batched write-back did not run at this size."
+    costs = s.get("zero_hit_costs") or {}
+    said = []
+    if predicted is not None:
+        said.append(
+            f"the breakdown (no Spark, {costs.get('records', 0):,} records, "
+            f"{costs.get('runs', '?')} runs) predicts a record "
+            f"{estimate_text(predicted, '+.1f', ' %')} with the batched write-back against "
+            f"FLIP-325's LRU: {_direction(predicted, 0.0, 'cheaper', 'dearer')}"
+        )
+    measured = (
+        f"the job ({_run_of(result)}) measured the batched write-back's throughput "
+        f"{estimate_text(job, '.3f')} the LRU's: {_direction(job, 1.0, 'dearer', 'cheaper')}"
+    )
+    if cpu is not None:
+        measured += f", and its operators' CPU throughput {estimate_text(cpu, '.3f')}"
+    said.append(measured)
+    text = head + "; ".join(said) + "."
+    if predicted is None:
+        return text
+    expected, got = (
+        _direction(predicted, 0.0, "cheaper", "dearer"),
+        _direction(job, 1.0, "dearer", "cheaper"),
+    )
+    if {expected, got} <= {"cheaper", "dearer"}:
+        verdict = "the way the breakdown predicted" if expected == got else "against the prediction"
+        return f"{text} The job went {verdict}."
+    return f"{text} The runs cannot tell whether the job went the way the breakdown predicted."
 
 
 def format_summary(result: BenchResult) -> str:
-    """What ``skewlab bench state_cache`` prints: the measured table beside the seed's figures.
+    """What ``skewlab bench state_cache`` prints: whose figures, the measured table (each
+    speedup the median of the rounds' ratios with its interval) beside the seed's figures, the
+    batched write-back against its breakdown's prediction.
 
     Example::
 
         >>> from skewlab.experiments.state_cache import run_experiment
         >>> print(format_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
-        FLIP-325 count job, 20,000 records, parallelism 1, checkpoint every 1 s, 1 round(s); ...
+        This run (tiny, this machine): FLIP-325 count job, 20,000 records, parallelism 1, ...
     """
-    s = result.summary
+    s = bench_summary(result)
     lines = [
-        f"FLIP-325 count job, {s['records']:,} records, parallelism 1, checkpoint every 1 s, "
-        f"{s['runs']} round(s); headline: job throughput, speedup over RocksDB median "
-        "[min..max] of the rounds",
+        f"{_whose(result)}: FLIP-325 count job, {s['records']:,} records, parallelism 1, "
+        f"checkpoint every 1 s, {s['runs']} round(s); headline: job throughput; speedup over "
+        "RocksDB: the median of the rounds' ratios [bootstrap interval]",
         f"{'side':>20} {'cache':>6} {'hit ratio':>9} {'seed':>5} {'job rec/s':>10} "
         f"{'speedup':>28} {'seed':>6} {'op CPU':>7} {'op wall':>7}",
     ]
     for t in s["by_cache_size"]:
         size = "-" if t["cache_size"] is None else f"{t['cache_size']:,}"
+        speedup = estimate_text(_interval(t), ".3f") if t["cache_size"] else "-"
         lines.append(
             f"{SIDE_LABELS[t['side']]:>20} {size:>6} {number(t['hit_ratio'], '9.1%')} "
             f"{number(t['seed_hit_ratio'], '5.0%'):>5} "
             f"{number(t[HEADLINE_MEASURE]['median'], '10,.0f')} "
-            f"{_speedup_text(t.get('speedup')):>28} {number(t['seed_speedup'], '5.3g')}x "
+            f"{speedup:>28} {number(t['seed_speedup'], '5.3g')}x "
             f"{number(t.get('operator_speedup'), '6.2f')}x "
             f"{number(t.get('operator_wall_speedup'), '6.2f')}x"
         )
@@ -331,7 +553,7 @@ def format_summary(result: BenchResult) -> str:
             f"{number(p['hit_ratio'], '.0%', 'n/a')}"
             for p in s["sweep"]
         )
-        lines.append(f"sweep (cache size: hit ratio): {points}")
+        lines.append(f"sweep, one run per size (cache size: hit ratio): {points}")
     lines.append(
         f"batched write-back: {s.get('write_batch')} evicted entries per RocksDB write batch; "
         "op CPU / op wall: the same ratio of operator throughput per CPU / wall-clock second"
@@ -351,6 +573,8 @@ def format_summary(result: BenchResult) -> str:
             f"({costs['write_locality_batched_share']:+.1%}); the seed's whole loss: "
             f"{costs['seed_loss_share']:.1%}"
         )
+    if s.get("batched_over_lru_250") is not None or costs:
+        lines.append(describe_batched(result))
     lines.append(
         f"all counts match the oracle: {s['all_digests_match']}; every emission reached the "
         f"sink: {s['all_emissions_match']}"
@@ -403,7 +627,8 @@ def cache_size_explorer(
         label = widgets.HTML(
             f"<b>{cache_entries} entries</b>: hit ratio {run.hit_ratio or 0:.1%}, "
             f"{run.e2e_records_per_second:,.0f} job records/s, "
-            f"{run.state_reads:,} RocksDB reads, {run.state_writes:,} RocksDB writes"
+            f"{run.state_reads:,} RocksDB reads, {run.state_writes:,} RocksDB writes (measured "
+            f"now, on this machine: one job of {n_records:,} records)"
         )
         return [fig, label]
 
@@ -452,8 +677,9 @@ def format_floor_summary(result: BenchResult) -> str:
     """  # noqa: E501
     summary = bench_summary(result)
     lines = [
-        "us per record of each part (the difference of consecutive steps' median job times), "
-        "the floor (the whole pass-through job) and Spark's own aggregation:",
+        f"{_whose(result)}: us per record of each part (the difference of consecutive steps' "
+        "median job times), the floor (the whole pass-through job) and Spark's own "
+        "aggregation:",
         floor_table(summary).to_string(index=False),
     ]
     for job, of_job in summary["jobs"].items():

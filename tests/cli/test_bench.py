@@ -60,5 +60,7 @@ def test_cli_prints_the_summary_its_chapters_viz_module_formats(capsys, monkeypa
     monkeypatch.setattr(paths, "results_dir", lambda: tmp_path)
     assert main(["bench", "value_state", "--size", "tiny"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("ValueState, 2,000 keys in (key group, key) order, 1 run(s)")
+    assert out.startswith(
+        "This run (tiny, this machine): ValueState, 2,000 keys in (key group, key) order, 1 run(s)"
+    )
     assert "valueAdd's warm-up pass" in out and "results: " in out

@@ -46,6 +46,11 @@ def test_tinylfu_beats_lru_on_zipf_and_opt_bounds_both(policy_rows):
         opt = s[f"hit_ratio_opt_60_{trace}"]
         assert opt >= max(s[f"hit_ratio_lru_60_{trace}"], s[f"hit_ratio_tinylfu_60_{trace}"])
     assert s["speedup_60_tinylfu"] == s["speedup_60_tinylfu_flip325"] > 0
+    # every timed ratio keeps its interval under its own key (one round here: its value alone)
+    for key in ("tinylfu_over_lru_60_zipf08", "speedup_60_lru_zipf08", "speedup_60_tinylfu"):
+        assert s["intervals"][key]["value"] == pytest.approx(s[key])
+        assert s["intervals"][key]["runs"] == 1
+    assert not any(k.startswith("hit_ratio") for k in s["intervals"])  # counts need none
     assert s["policy_traces_match_runs"] and s["policy_digests_match"]
 
 

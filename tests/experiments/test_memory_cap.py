@@ -13,12 +13,13 @@ from skewlab.engine.worker_memory import (
 )
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments import memory_cap
-from skewlab.experiments.claims import HELD, NOT_MEASURED, claim
+from skewlab.experiments.claims import HELD, NOT_HELD, NOT_MEASURED, claim
 from skewlab.viz.sorted_input import (
     describe_memory_cap,
     format_memory_cap_summary,
     memory_cap_figure,
     memory_cap_shown,
+    memory_cap_table,
 )
 
 
@@ -55,14 +56,34 @@ def test_the_claim_holds_over_the_run_and_the_text_says_whose_runs(capped):
     assert outcome.status == HELD, outcome.text
     assert "400" in outcome.text and "none of the caps" in outcome.text
     assert rule.evaluate(None).status == NOT_MEASURED
+    assert outcome.interval_text == ""  # outcomes, not timings: the verdict needs no interval
     shown = memory_cap_shown(capped)
-    assert shown["shown"] == "this run"
+    assert shown["shown"] == "this run (tiny, this machine)"
     text = describe_memory_cap(shown)
-    assert text.startswith("In this run (2,000,000 records, 2,000,000 keys)")
+    assert text.startswith("This run (tiny, this machine), 2,000,000 records, 2,000,000 keys:")
     assert "Under 400 MiB sorted input finished where the heap ran out of memory" in text
-    names = {t.name for t in memory_cap_figure(shown).data}
+    figure = memory_cap_figure(shown)
+    names = {t.name for t in figure.data}
     assert names == {memory_cap.FINISHED, OUT_OF_MEMORY, WORKER_DID_NOT_START}
+    assert figure.layout.title.text.startswith("This run (tiny, this machine): WordCount")
     assert "out of memory" in format_memory_cap_summary(capped)
+
+
+def test_the_claim_is_not_held_where_no_cap_separated_the_sides():
+    rule = claim("sorted_input", "sorted_finishes_where_heap_runs_out")
+    summary = {"k": 4, "sorted_only_caps_mb": [], "all_digests_match": True,
+               "smallest_cap_finished_mb": {"heap": 400, "sorted": 400}}  # fmt: skip
+    assert rule.evaluate({"summary": summary}).status == NOT_HELD
+    # a wrong count is never a lesson, whatever the caps did
+    wrong = {**summary, "sorted_only_caps_mb": [400], "all_digests_match": False}
+    assert rule.evaluate({"summary": wrong}).status == NOT_HELD
+
+
+def test_a_quick_report_shows_the_reference_and_says_whose_runs_they_are(capsys):
+    shown = memory_cap_shown(None)  # a quick report: the shipped reference's runs
+    assert "here is the shipped reference's" in capsys.readouterr().out
+    assert shown["shown"].startswith("the reference (full, measured ")
+    assert memory_cap_table(shown, caption=True).caption.startswith("The reference (full, ")
 
 
 def test_the_cap_applies_only_inside_its_block(spark):

@@ -1,13 +1,24 @@
-"""FLIP-140's WordCount experiment end to end at toy sizes (real Spark, real RocksDB)."""
+"""FLIP-140's WordCount experiment end to end at toy sizes (real Spark, real RocksDB); its
+claims' verdicts on constructed results (no timed assertions)."""
 
 from __future__ import annotations
 
 import pytest
 
 from skewlab.experiments import sorted_input
-from skewlab.experiments.claims import NOT_MEASURED, chapter_claims, claim
+from skewlab.experiments.chapters import size_settings
+from skewlab.experiments.claims import (
+    HELD,
+    INCONCLUSIVE,
+    MEASUREMENT_ERROR,
+    NOT_HELD,
+    NOT_MEASURED,
+    chapter_claims,
+    claim,
+)
+from skewlab.experiments.intervals import Estimate
 from skewlab.experiments.sorted_input import HEADLINE_MEASURE, INPUT_ORDER, RATIOS
-from skewlab.viz.sorted_input import format_summary
+from skewlab.viz.sorted_input import format_summary, strategy_table
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +62,37 @@ def test_headline_ratios_are_per_run_job_time_ratios(result):
         expected = by_run[(0, over)] / by_run[(0, under)]  # one run: the median is that run's
         assert s[name] == pytest.approx(expected)
         assert s[name + "_spread"]["min"] == pytest.approx(expected)
+        assert s["intervals"][name]["runs"] == 1  # and it has no interval of its own
     # the operator breakdown is a different measure, beside the headline
     assert s["rocksdb_over_sorted_operator_cpu"] != s["rocksdb_over_sorted"]
+    assert "sorted_over_sort_group_operator_wall" in s["intervals"]
+    table = strategy_table(result)
+    heap = table[table["strategy"] == "keyed, heap"].iloc[0]
+    assert heap["x sorted (job) [interval]"] == f"{s['heap_over_sorted']:.2f}x"
+    assert strategy_table(result, caption=True).caption.startswith("This run (tiny, ")
+
+
+def test_every_ratio_is_the_median_of_the_rounds_ratios_with_its_interval():
+    rows = [
+        {"part": "main", "run": run, "strategy": strategy, "k": 10, "n": 100, "records": 100,
+         "job_seconds": seconds, "operator_cpu_seconds": seconds / 2,
+         "operator_seconds": seconds / 2, "peak_memory_bytes": None,
+         "digest_matches_oracle": True}
+        for run, (heap, sorted_) in enumerate([(7.0, 10.0), (6.0, 10.0), (8.0, 10.0)])
+        for strategy, seconds in (("heap", heap), ("sorted", sorted_))
+    ]  # fmt: skip
+    s = sorted_input.summarize(rows)
+    heap = Estimate.from_json(s["intervals"]["heap_over_sorted"])
+    assert s["heap_over_sorted"] == heap.value == pytest.approx(0.7)
+    assert (heap.low, heap.high, heap.runs) == pytest.approx((0.6, 0.8, 3))
+    assert s["intervals"]["heap_over_sorted_operator_wall"]["value"] == pytest.approx(0.7)
+    assert "rocksdb_over_sorted" not in s["intervals"]  # a side not run has no ratio
+
+
+def test_a_quick_run_times_the_large_effect_in_rounds_and_full_times_every_side():
+    quick, full = size_settings("sorted_input", "quick"), size_settings("sorted_input", "full")
+    assert quick["runs"] >= 3 and set(quick["strategies"]) == {"rocksdb", "sorted"}
+    assert tuple(full["strategies"]) == sorted_input.STRATEGY_ORDER
 
 
 def test_traced_peak_memory_grows_with_k_for_heap_state_and_not_for_sorted_input(result):
@@ -72,6 +112,7 @@ def test_traced_peak_memory_grows_with_k_for_heap_state_and_not_for_sorted_input
 
 def test_summary_text_shows_headline_spread_and_seed(result):
     text = format_summary(result)
+    assert text.startswith("This run (tiny, this machine): WordCount")
     assert "job seconds (sort included)" in text
     assert "seed 4.67" in text  # string keys: 116,894 / 25,007
     assert "traced peak memory of heap" in text
@@ -90,8 +131,49 @@ def test_the_chapters_claims_read_this_tiny_run(result):
     assert memory.held, memory.text
     assert (memory.figures["k_low"], memory.figures["k_high"]) == (300, 30_000)
     heap = outcomes["heap_beats_sorted_here"]
-    assert heap.figures == {"ratio": result.summary["heap_over_sorted"]}
-    assert heap.held == (result.summary["heap_over_sorted"] < 1)
+    ratio = heap.figures["ratio"]
+    assert ratio.value == result.summary["heap_over_sorted"] and ratio.runs == 1
+    # one round and no documented run-to-run spread: no interval, so no lesson either way
+    assert heap.status == INCONCLUSIVE and "no interval" in heap.note
     assert claim("sorted_input", "heap_beats_sorted_here").reverses_seed
     # the value-state claims read another benchmark's result: not measured here
     assert outcomes["heap_beats_rocksdb_ops"].status == NOT_MEASURED
+
+
+def _result(**figures):
+    """A constructed sorted_input result: each figure ``key=(value, low, high)``."""
+    summary = {"runs": 3, "intervals": {}}
+    for key, (value, low, high) in figures.items():
+        summary[key] = value
+        summary["intervals"][key] = {"value": value, "low": low, "high": high, "runs": 3,
+                                     "method": "bootstrap"}  # fmt: skip
+    return {"experiment": "sorted_input", "summary": summary}
+
+
+def test_the_heap_claim_is_held_only_where_the_rounds_can_tell():
+    heap = claim("sorted_input", "heap_beats_sorted_here")
+    # a quick report's run: 0.51x; the reference: 0.69x over 3 rounds
+    assert heap.evaluate(_result(heap_over_sorted=(0.51, 0.47, 0.58))).status == HELD
+    assert heap.evaluate(_result(heap_over_sorted=(0.95, 0.85, 1.08))).status == INCONCLUSIVE
+    assert heap.evaluate(_result(heap_over_sorted=(1.3, 1.2, 1.4))).status == NOT_HELD
+    cheap = claim("sorted_input", "single_key_state_is_cheap")
+    wall = {"sorted_over_sort_group_operator_wall": (1.3, 1.2, 1.4)}
+    assert cheap.evaluate(_result(sorted_over_sort_group=(1.05, 1.0, 1.1), **wall)).status == HELD
+    assert cheap.evaluate(_result(sorted_over_sort_group=(1.2, 1.1, 1.3), **wall)).status == (
+        INCONCLUSIVE
+    )
+
+
+def test_sort_then_groups_bound_a_job_ratio_beyond_its_operators_is_a_measurement_error():
+    cheap = claim("sorted_input", "single_key_state_is_cheap")
+    # sorted input and sort-then-group share every step but the operator: a job ratio above
+    # the operators' cannot be
+    broken = _result(
+        sorted_over_sort_group=(1.4, 1.35, 1.45), sorted_over_sort_group_operator_wall=(1.1, 1, 1.2)
+    )
+    outcome = cheap.evaluate(broken)
+    assert outcome.status == MEASUREMENT_ERROR and "1.4x" in outcome.note
+    # RocksDB's job has no sort: its ratio to sorted input's has no such bound
+    rocksdb = claim("sorted_input", "sorted_beats_rocksdb")
+    far = _result(rocksdb_over_sorted=(3.7, 3.5, 3.9), rocksdb_over_sorted_operator_wall=(1, 1, 1))
+    assert rocksdb.evaluate(far).status == HELD
