@@ -10,15 +10,38 @@ backlog at ``C(P) - r`` (its capacity minus the records still arriving), then re
 
 and ``T(p0) = B / (C(p0) - r)`` without a restart (infinite when a capacity is not above ``r``).
 
-**Measured here, on real runs** (:func:`measure`), per strategy and key distribution:
+**Measured here, on real runs** (:func:`measure`), per strategy and key distribution, in R
+rounds (every curve once a round), after a warm-up:
 
 * the per-subtask rate ``R``: records per second of operator time of one subtask, from a run at
-  parallelism 1 (the first job of a stop-with-savepoint run);
+  parallelism 1 (the first job of a stop-with-savepoint run), its savepoint's time left out (the
+  savepoint is taken inside the operator's last call, and the restart cost below counts it);
 * the capacity at parallelism 2: records over the busiest subtask's operator time (the second job,
   restored from that savepoint);
 * the savepoint's and the restore's time per byte of state (the subtasks' snapshot and restore
   times over the savepoint's bytes), and the state's bytes per key;
 * Spark's cost per extra task on this machine (empty jobs of 1 and ``startup_tasks`` tasks).
+
+Operator time is wall-clock time inside the operator's calls, so what a subtask pays once also
+lands in it: a Python worker's first operator call imports the sketch library (``datasketch``,
+which pulls in scipy, about half a second) to emit ``toStats``. A worker that ran no operator
+yet pays that inside a measured run, and at the quick size a subtask's whole work is of that
+order; so before the rounds every strategy runs once over a few views at parallelism 2
+(:func:`warm_workers`: two jobs, two tasks each), so that the Python workers a measured job gets
+have run an operator before. A wall-clock time also holds the time a subtask waits for a core:
+at parallelism 2 on two cores both subtasks share them with Spark's JVM (and with whatever else
+the machine runs), which the simulation does not model.
+
+Each figure is the median of its rounds; the simulation is run once per round too, on that
+round's measured rates, and the spread of those runs is the interval of every simulated figure
+(``summary["intervals"]``, :mod:`skewlab.experiments.intervals`): the simulation inherits the
+spread of the rates it starts from. The check of the simulation is the ratio of the simulated to
+the measured capacity at parallelism 2, round by round (both from the same round's runs).
+
+Why not the slope over two input sizes (:mod:`skewlab.experiments.rounds`): the figures here are
+operator times of one subtask, in which the job's fixed costs (scheduling, the collect) do not
+appear; the two fixed parts that do (the savepoint in the last call, the first call's import)
+are taken out by name above, and a second input size would double the chapter's jobs.
 
 **Simulated from those** for every parallelism ``P`` (:func:`catch_up_curve`): the capacity
 ``C(P) = R / (largest share of the records one subtask gets at P)`` -- the shares computed from the
@@ -51,8 +74,10 @@ import pandas as pd
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.chapters import size_settings
+from skewlab.experiments.chapters import resolve_runs, size_settings
+from skewlab.experiments.intervals import Estimate, median_estimate
 from skewlab.experiments.results import BenchResult
+from skewlab.experiments.rounds import warm_up
 from skewlab.inputs.views import ViewSpec, generate_views, key_load, zipf_cdf
 from skewlab.iomodel.restore_time import StorageReadModel, object_store_model
 from skewlab.state.java_hash import java_hash_array
@@ -73,11 +98,15 @@ __all__ = [
     "MeasuredInputs",
     "catch_up_curve",
     "catch_up_seconds",
+    "combine_rounds",
     "curve_key",
     "max_subtask_share",
     "measure",
     "measured_inputs",
+    "round_inputs",
     "run_experiment",
+    "summarize",
+    "warm_workers",
     "with_inputs",
     "zipf_shares",
 ]
@@ -114,7 +143,9 @@ class MeasuredInputs:
     """What the simulation is built on, for one strategy over one key distribution.
 
     ``key_shares``: each key's share of the records (key -> share); ``measured_capacity``:
-    parallelism -> records/s measured on a real run.
+    parallelism -> records/s measured on real runs (the median of the rounds);
+    ``measured_rounds``: parallelism -> each round's figure, in order (parallelism 1: the
+    per-subtask rate), empty where nothing was measured in rounds.
     """
 
     label: str
@@ -128,6 +159,7 @@ class MeasuredInputs:
     restore_seconds_per_byte: float = 2e-8
     task_startup_seconds: float = 0.05
     max_parallelism: int = 128
+    measured_rounds: dict[int, tuple[float, ...]] = field(default_factory=dict)
 
     @property
     def state_bytes(self) -> float:
@@ -141,6 +173,7 @@ class MeasuredInputs:
         row["keys"] = len(shares)
         row["hottest_key_share"] = max(shares.values(), default=0.0)
         row["measured_capacity"] = {str(k): v for k, v in self.measured_capacity.items()}
+        row["measured_rounds"] = {str(k): list(v) for k, v in self.measured_rounds.items()}
         return row
 
 
@@ -253,7 +286,12 @@ def catch_up_curve(
 ) -> pd.DataFrame:
     """Catch-up time against parallelism for one strategy and distribution: one row per ``P``
     (``source``: ``measured`` where the capacity was measured on a real run, else
-    ``simulated``). ``key_shares`` overrides the measured shares (another skew)."""
+    ``simulated``). ``key_shares`` overrides the measured shares (another skew).
+
+    A measured row also carries the capacity measured there (``measured_capacity``, with the
+    interval of its rounds' median, ``measured_capacity_low`` .. ``_high``, where it was
+    measured in rounds) and the catch-up time computed from it (``measured_catch_up_hours``,
+    infinite where that capacity is not above the input rate: no such catch-up)."""
     check_number("outage_hours", outage_hours, minimum=0)
     check_number("rate (records/s)", rate, above=0)
     check_whole("normal_parallelism", normal_parallelism, 1, inputs.max_parallelism)
@@ -285,6 +323,10 @@ def catch_up_curve(
         measured_seconds = (
             catch_up_seconds(backlog, rate, measured_c, t_in, t_out, normal) if measured_c else None
         )
+        spread = median_estimate(inputs.measured_rounds.get(p, ())) if measured else None
+        low = high = None
+        if spread is not None and spread.has_interval:
+            low, high = spread.low, spread.high
         rows.append(
             {
                 "curve": inputs.label,
@@ -299,6 +341,15 @@ def catch_up_curve(
                 "measured_catch_up_hours": None
                 if measured_seconds is None
                 else measured_seconds / 3600,
+                "measured_capacity_low": low,
+                "measured_capacity_high": high,
+                # the lower capacity gives the longer catch-up
+                "measured_catch_up_hours_low": None
+                if high is None
+                else catch_up_seconds(backlog, rate, high, t_in, t_out, normal) / 3600,
+                "measured_catch_up_hours_high": None
+                if low is None
+                else catch_up_seconds(backlog, rate, low, t_in, t_out, normal) / 3600,
             }
         )
     return pd.DataFrame(rows)
@@ -339,10 +390,14 @@ def measure(
     max_parallelism: int = 128,
     task_startup_seconds: float = 0.0,
     n_views: int | None = None,
+    key_shares: dict[str, float] | None = None,
     spark=None,
 ) -> MeasuredInputs:
-    """The measured figures of one curve: a real stop-with-savepoint run at parallelism 1 after
-    half the views, resumed at parallelism 2 (see the module doc)."""
+    """The measured figures of one curve, one round: a real stop-with-savepoint run at
+    parallelism 1 after half the views, resumed at parallelism 2 (see the module doc). The
+    per-subtask rate leaves the savepoint's time out of the first job's operator time.
+    ``n_views`` and ``key_shares`` (each key's share of the views), when given, spare a
+    Spark job each."""
     spark = spark or views.sparkSession
     n = views.count() if n_views is None else n_views
     job = JobConfig(parallelism=1, max_parallelism=max_parallelism, disk_profile=None)
@@ -357,23 +412,98 @@ def measure(
     )  # noqa: E501
     snap = before.extra["recovery"]["snapshot_seconds_max"]
     restore = after.extra["recovery"]["restore_seconds_max"]
-    load = key_load(views)
+    if key_shares is None:
+        load = key_load(views)
+        key_shares = dict(zip(load["tweet_id"], load["share"], strict=True))
+    # the savepoint is taken inside the first job's last operator call: not a record's cost
+    processing = before.operator_seconds - snap
+    if processing <= 0:
+        processing = before.operator_seconds
+    rate = before.records_processed / processing if processing else 0.0
+    capacity = after.records_processed / busiest
     return MeasuredInputs(
         label,
         strategy.name,
         distribution,
-        per_subtask_rate=before.operator_records_per_second or 0.0,
-        measured_capacity={
-            1: before.operator_records_per_second or 0.0,
-            2: after.records_processed / busiest,
-        },
-        key_shares=dict(zip(load["tweet_id"], load["share"], strict=True)),
+        per_subtask_rate=rate,
+        measured_capacity={1: rate, 2: capacity},
+        key_shares=key_shares,
         state_bytes_per_key=state_bytes / entries,
         snapshot_seconds_per_byte=snap / max(1, state_bytes),
         restore_seconds_per_byte=restore / max(1, state_bytes / 2),
         task_startup_seconds=task_startup_seconds,
         max_parallelism=max_parallelism,
+        measured_rounds={1: (rate,), 2: (capacity,)},
     )
+
+
+def combine_rounds(rounds: Sequence[MeasuredInputs]) -> MeasuredInputs:
+    """One curve's rounds (:func:`measure`, the same curve each) as one: every measured figure
+    the median of the rounds, and each round's capacities kept in ``measured_rounds``.
+
+    Example::
+
+        >>> a = with_inputs(EXAMPLE_INPUTS, per_subtask_rate=400.0,
+        ...                 measured_capacity={1: 400.0, 2: 700.0},
+        ...                 measured_rounds={1: (400.0,), 2: (700.0,)})
+        >>> b = with_inputs(a, per_subtask_rate=500.0, measured_capacity={1: 500.0, 2: 900.0},
+        ...                 measured_rounds={1: (500.0,), 2: (900.0,)})
+        >>> both = combine_rounds([a, b])
+        >>> both.per_subtask_rate, both.measured_capacity, both.measured_rounds
+        (450.0, {1: 450.0, 2: 800.0}, {1: (400.0, 500.0), 2: (700.0, 900.0)})
+    """
+    if not rounds:
+        raise SkewlabInputError("combine_rounds needs at least one round")
+    first = rounds[0]
+    figures = {p: tuple(v for r in rounds for v in r.measured_rounds.get(p, ()))
+               for p in first.measured_rounds}  # fmt: skip
+
+    def median(name: str) -> float:
+        return float(statistics.median(getattr(r, name) for r in rounds))
+
+    return replace(
+        first,
+        per_subtask_rate=median("per_subtask_rate"),
+        measured_capacity={p: float(statistics.median(v)) for p, v in figures.items() if v},
+        state_bytes_per_key=median("state_bytes_per_key"),
+        snapshot_seconds_per_byte=median("snapshot_seconds_per_byte"),
+        restore_seconds_per_byte=median("restore_seconds_per_byte"),
+        measured_rounds=figures,
+    )
+
+
+def round_inputs(inputs: MeasuredInputs) -> list[MeasuredInputs]:
+    """The inputs of each round a curve was measured in: its rates and capacities that round,
+    its other figures the medians (empty where it was not measured in rounds).
+
+    Example::
+
+        >>> two = with_inputs(EXAMPLE_INPUTS, measured_rounds={1: (400.0, 500.0),
+        ...                                                    2: (700.0, 900.0)})
+        >>> [(i.per_subtask_rate, i.measured_capacity) for i in round_inputs(two)]
+        [(400.0, {1: 400.0, 2: 700.0}), (500.0, {1: 500.0, 2: 900.0})]
+    """
+    rates = inputs.measured_rounds.get(1, ())
+    out = []
+    for i, rate in enumerate(rates):
+        capacities = {p: v[i] for p, v in inputs.measured_rounds.items() if i < len(v)}
+        out.append(replace(inputs, per_subtask_rate=rate, measured_capacity=capacities,
+                           measured_rounds={}))  # fmt: skip
+    return out
+
+
+def warm_workers(spark, strategies, *, n_users: int, passes: int = 1, bar=None) -> None:
+    """Every strategy run ``passes`` times over a few views at parallelism 2, unmeasured: the
+    Python workers a measured job gets have then run an operator (its first call imports the
+    sketch library inside the operator's timed region; see the module doc)."""
+    job = JobConfig(parallelism=2, max_parallelism=128, disk_profile=None)
+    views = generate_views(spark, ViewSpec(WARM_UP_VIEWS, n_users, 20, seed=3))
+    for _ in range(passes):
+        warm_up(spark, strategies, job, n_users=n_users, views=views, bar=bar)
+
+
+#: Views of each warm-up run.
+WARM_UP_VIEWS = 1_000
 
 
 def run_experiment(
@@ -386,16 +516,17 @@ def run_experiment(
     progress: bool = True,
     spark=None,
 ) -> BenchResult:
-    """Measure the three curves' inputs on real runs and simulate their catch-up curves.
+    """Measure the three curves' inputs on real runs, in ``runs`` rounds (default: the
+    size's), and simulate their catch-up curves.
 
     The input rate, the same for every curve, is ``utilization`` times the smallest of the
-    curves' capacities at the normal parallelism (``parallelism``, default the size's): every
-    configuration keeps up with the normal load.
-    ``runs`` is not used (each measurement is one run).
+    curves' capacities at the normal parallelism (``parallelism``, default the size's), from
+    the rounds' median rates: every configuration keeps up with the normal load.
     """
     from tqdm.auto import tqdm
 
     settings = size_settings(EXPERIMENT, size)
+    rounds = resolve_runs(settings, runs)
     hours = check_number(
         "outage_hours",
         settings["outage_hours"] if outage_hours is None else outage_hours,
@@ -414,10 +545,12 @@ def run_experiment(
         128,
     )  # noqa: E501
     spark = spark or get_spark()
-    bar = tqdm(total=len(CURVES) + 1, desc=EXPERIMENT, disable=not progress)
+    strategies = {"naive": Naive(backend="rocksdb"), "buffered": Buffered()}
+    bar = tqdm(total=1 + len(strategies) + rounds * len(CURVES), desc=EXPERIMENT,
+               disable=not progress)  # fmt: skip
     startup = measure_task_startup(spark, settings["startup_tasks"], settings["startup_repeats"])
     bar.update()
-    strategies = {"naive": Naive(backend="rocksdb"), "buffered": Buffered()}
+    warm_workers(spark, strategies, n_users=settings["n_users"], bar=bar)
     specs = {
         "uniform": ViewSpec(settings["n_views"], settings["n_users"], settings["n_tweets"], seed=3),
         "zipf": ViewSpec(
@@ -426,41 +559,95 @@ def run_experiment(
         ),
     }  # fmt: skip
     views = {d: generate_views(spark, s).cache() for d, s in specs.items()}
-    inputs = []
-    for label, strategy, distribution in CURVES:
-        bar.set_postfix_str(label)
-        inputs.append(
-            measure(
-                views[distribution],
-                label,
-                strategies[strategy],
-                distribution,
-                task_startup_seconds=startup,
-                spark=spark,
-            )  # fmt: skip
-        )
-        bar.update()
+    counts = {d: frame.count() for d, frame in views.items()}
+    shares = {}
+    for d, frame in views.items():
+        load = key_load(frame)
+        shares[d] = dict(zip(load["tweet_id"], load["share"], strict=True))
+    measured: dict[str, list[MeasuredInputs]] = {label: [] for label, _, _ in CURVES}
+    for number in range(rounds):
+        for label, strategy, distribution in CURVES:
+            bar.set_postfix_str(f"{label}, round {number + 1}")
+            measured[label].append(
+                measure(
+                    views[distribution],
+                    label,
+                    strategies[strategy],
+                    distribution,
+                    task_startup_seconds=startup,
+                    n_views=counts[distribution],
+                    key_shares=shares[distribution],
+                    spark=spark,
+                )  # fmt: skip
+            )
+            bar.update()
     bar.close()
     for frame in views.values():
         frame.unpersist()
+    inputs = [combine_rounds(measured[label]) for label, _, _ in CURVES]
     # the same traffic for every curve, which each keeps up with at its normal parallelism
     rate = util * min(
         i.per_subtask_rate / max_subtask_share(i.key_shares, normal_p, i.max_parallelism)
         for i in inputs
     )
-    curves = pd.concat(
-        [
-            catch_up_curve(i, outage_hours=hours, rate=rate, normal_parallelism=normal_p)
-            for i in inputs
-        ]  # noqa: E501
-    )
+    curves = simulate(inputs, hours=hours, rate=rate, normal_parallelism=normal_p)
     rows = curves.to_dict("records")
     summary = summarize(rows, inputs, hours=hours, rate=rate, normal_parallelism=normal_p)
+    summary["runs"] = rounds
     return BenchResult(EXPERIMENT, size, rows, summary)
 
 
+def simulate(inputs: Sequence[MeasuredInputs], *, hours, rate, normal_parallelism) -> pd.DataFrame:
+    """Every curve's catch-up curve (:func:`catch_up_curve`), one after the other."""
+    return pd.concat(
+        [catch_up_curve(i, outage_hours=hours, rate=rate, normal_parallelism=normal_parallelism)
+         for i in inputs]
+    )  # fmt: skip
+
+
+def _curve_figures(group: pd.DataFrame) -> dict[str, float | int | None]:
+    """A curve's best parallelism and its catch-up hours (``None``: it never catches up), and
+    its highest capacity."""
+    finite = group[np.isfinite(group["catch_up_hours"])]
+    figures: dict[str, float | int | None] = {"best_parallelism": None, "best_hours": None}
+    if not finite.empty:
+        best = finite.loc[finite["catch_up_hours"].idxmin()]
+        figures = {"best_parallelism": int(best["parallelism"]),
+                   "best_hours": float(best["catch_up_hours"])}  # fmt: skip
+    figures["capacity_ceiling"] = float(group["capacity"].max())
+    return figures
+
+
+def _around(value: float | None, samples: Sequence[float | None]) -> Estimate | None:
+    """``value`` with the interval of the median of ``samples`` (widened to hold it);
+    ``None`` without a value or a sample."""
+    present = [v for v in samples if v is not None]
+    if value is None or not present:
+        return None
+    spread = median_estimate(present)
+    if not spread.has_interval:
+        return Estimate(float(value), runs=spread.runs)
+    return Estimate(float(value), min(spread.low, value), max(spread.high, value), spread.runs,
+                    spread.method)  # fmt: skip
+
+
 def summarize(rows, inputs: Sequence[MeasuredInputs], *, hours, rate, normal_parallelism) -> dict:
-    """Per curve: the best parallelism and its catch-up time, and the hot-key ceiling."""
+    """Per curve: the best parallelism and its catch-up time, the hot-key ceiling, and the
+    simulated over the measured capacity at parallelism 2; each with the interval of its
+    rounds (``summary["intervals"]``) where the inputs were measured in rounds: the simulation
+    run once per round (:func:`round_inputs`) at the same input rate.
+
+    Example::
+
+        >>> two = with_inputs(EXAMPLE_INPUTS, measured_capacity={1: 450.0, 2: 800.0},
+        ...                   measured_rounds={1: (400.0, 500.0), 2: (700.0, 900.0)})
+        >>> rows = simulate([two], hours=1, rate=300, normal_parallelism=2).to_dict("records")
+        >>> s = summarize(rows, [two], hours=1, rate=300, normal_parallelism=2)
+        >>> round(s["example_simulated_over_measured_at_2"], 3)
+        1.118
+        >>> s["intervals"]["example_capacity_ceiling"]["runs"]
+        2
+    """
     frame = pd.DataFrame(rows)
     summary: dict[str, Any] = {
         "outage_hours": hours,
@@ -471,18 +658,47 @@ def summarize(rows, inputs: Sequence[MeasuredInputs], *, hours, rate, normal_par
         "and restore time per byte, state bytes per key, Spark's per-task start-up",
         "simulated_figures": "capacity and restart cost at every other parallelism, the "
         "catch-up times",
+        "runs": max((len(i.measured_rounds.get(1, ())) for i in inputs), default=1) or 1,
     }
+    intervals: dict[str, Any] = {}
+    by_label = {i.label: i for i in inputs}
     for label, group in frame.groupby("curve", sort=False):
-        finite = group[np.isfinite(group["catch_up_hours"])]
         key = curve_key(label)
-        if finite.empty:
-            summary[f"{key}_best_parallelism"] = None
-            summary[f"{key}_best_hours"] = None
-        else:
-            best = finite.loc[finite["catch_up_hours"].idxmin()]
-            summary[f"{key}_best_parallelism"] = int(best["parallelism"])
-            summary[f"{key}_best_hours"] = float(best["catch_up_hours"])
-        summary[f"{key}_capacity_ceiling"] = float(group["capacity"].max())
+        figures = _curve_figures(group)
+        for name, value in figures.items():
+            summary[f"{key}_{name}"] = value
+        mine = by_label.get(label)
+        if mine is None:
+            continue
+        per_round = [
+            _curve_figures(catch_up_curve(r, outage_hours=hours, rate=rate,
+                                          normal_parallelism=normal_parallelism))
+            for r in round_inputs(mine)
+        ]  # fmt: skip
+        for name, value in figures.items():
+            est = _around(value, [f[name] for f in per_round])
+            if est is not None:
+                intervals[f"{key}_{name}"] = est.to_json()
+        # the simulation's check, round by round: simulated over measured capacity at P=2
+        share = max_subtask_share(mine.key_shares, 2, mine.max_parallelism)
+        ratios = [
+            (r / share) / c
+            for r, c in zip(mine.measured_rounds.get(1, ()), mine.measured_rounds.get(2, ()),
+                            strict=False)
+            if c
+        ]  # fmt: skip
+        if not ratios and mine.measured_capacity.get(2):
+            ratios = [(mine.per_subtask_rate / share) / mine.measured_capacity[2]]
+        check = median_estimate(ratios)
+        summary[f"{key}_simulated_over_measured_at_2"] = None if check is None else check.value
+        if check is not None:
+            intervals[f"{key}_simulated_over_measured_at_2"] = check.to_json()
+        for name, p in (("per_subtask_rate", 1), ("capacity_at_2", 2)):
+            est = median_estimate(mine.measured_rounds.get(p, ()))
+            if est is not None:
+                summary[f"{key}_{name}"] = est.value
+                intervals[f"{key}_{name}"] = est.to_json()
+    summary["intervals"] = intervals
     return summary
 
 
@@ -518,6 +734,7 @@ def measured_inputs(result: BenchResult) -> list[MeasuredInputs]:
                 m["restore_seconds_per_byte"],
                 m["task_startup_seconds"],
                 m["max_parallelism"],
+                {int(k): tuple(v) for k, v in (m.get("measured_rounds") or {}).items()},
             )
         )
     return out

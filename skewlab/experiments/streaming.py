@@ -25,8 +25,22 @@ All three read the same source log, run the same upstream map (register entries 
 ``xxhash64``) and write every emission to the same idempotent sink; every run's registers are
 checked against the Spark SQL reference, from the sink and from the state store.
 
+**Verdicts.** Each ratio is a ratio of the runs' medians with its bootstrap interval
+(:func:`~skewlab.experiments.intervals.ratio_of_medians`, ``summary["intervals"]`` for the
+headlines, ``<ratio>_interval`` beside every ratio of ``summary["ratios"]``); one run gives a
+ratio without an interval. No physical bound is declared between the job's ratio and the
+processors' (the time inside ``transformWithStateInPandas``): the per-record variant also
+writes a row per input row to the sink, work outside its processor that the per-batch one
+does not share, so its job's ratio may exceed the processors'.
+
 **Latency.** A paced source (``source_rate`` rows/s) and the per-batch variant at several
-trigger intervals: a row's latency is the delivery of its micro-batch minus its arrival.
+trigger intervals: a row's latency is the delivery of its micro-batch minus its arrival. The
+rows of one micro-batch are delivered together, so they are not independent samples of the
+latency: the unit is the micro-batch. Each micro-batch's median row latency is kept
+(``batch_latency_ms``), and each interval's median over its micro-batches comes with its
+order-statistics interval (``latency_p50_over_batches``,
+:func:`~skewlab.experiments.intervals.quantile_interval`): a median of fewer than 6
+micro-batches has no 95 % interval, and a claim over it is inconclusive.
 
 **Rescaling.** A query stopped mid-stream on 4 state partitions; restarted with another
 ``spark.sql.shuffle.partitions`` it keeps 4 (Spark says so in its log and its offset log); the
@@ -53,11 +67,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from skewlab.aggregates.digest import result_digest
 from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.engine.streaming.checkpoint import (
+    QueryDirectory,
     committed_batches,
     recorded_conf,
     repartition_checkpoint,
@@ -70,8 +87,14 @@ from skewlab.engine.streaming.spark_log import OFFSET_METADATA_LOGGER, spark_war
 from skewlab.engine.streaming.state_store import read_state, state_metadata
 from skewlab.experiments.buffering import SEED_SPEEDUP_AT_20_KEYS
 from skewlab.experiments.chapters import SEED_KEYS, resolve_runs, size_settings
+from skewlab.experiments.intervals import quantile_interval, ratio_of_medians
 from skewlab.experiments.results import BenchResult
-from skewlab.inputs.stream_source import read_views_stream, write_source_log
+from skewlab.inputs.stream_source import (
+    arrival_ns,
+    offset_clock,
+    read_views_stream,
+    write_source_log,
+)
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies import Streaming, run_strategy
 from skewlab.strategies.streaming import VARIANTS, hot_partitions
@@ -79,7 +102,9 @@ from skewlab.strategies.streaming import VARIANTS, hot_partitions
 __all__ = [
     "HEADLINES",
     "EXPERIMENT",
+    "RATIOS",
     "SEED_SPEEDUP_AT_20_KEYS",
+    "batch_latencies",
     "default_provider_error",
     "hot_partition_run",
     "micro_batch_latency_sweep",
@@ -229,10 +254,19 @@ def micro_batch_latency_sweep(
     reference = result_digest(spark_reference_aggregate(views))
     out = []
     for interval in trigger_intervals:
-        strategy = Streaming(variant=variant, trigger_interval_ms=interval,
-                             max_rows_per_trigger=None)  # fmt: skip
-        result, _ = run_strategy(views, strategy, _job(parallelism, source_rate), spark)
+        # the query's directory kept until its sink's delivery times are read
+        root = Path(tempfile.mkdtemp(prefix="skewlab-latency-"))
+        try:
+            strategy = Streaming(variant=variant, trigger_interval_ms=interval,
+                                 max_rows_per_trigger=None,
+                                 checkpoint_dir=str(root / "query"))  # fmt: skip
+            result, _ = run_strategy(views, strategy, _job(parallelism, source_rate), spark)
+            deliveries = BatchSink(QueryDirectory(root / "query").sink).deliveries()
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
         batches = result.extra["batches"]
+        per_batch = batch_latencies(batches, deliveries, source_rate)
+        p50 = quantile_interval(per_batch, 0.5)
         out.append(
             {
                 "variant": variant,
@@ -245,9 +279,36 @@ def micro_batch_latency_sweep(
                 else None,
                 "latency_p50_ms": result.latency_p50_ms,
                 "latency_p99_ms": result.latency_p99_ms,
+                "batch_latency_ms": per_batch,
+                "latency_p50_over_batches": None if p50 is None else p50.to_json(),
                 "digest_matches_reference": result.result_digest == reference,
             }
         )
+    return out
+
+
+def batch_latencies(batches, deliveries: dict[int, int], rate: float | None) -> list[float]:
+    """Each micro-batch's median row latency in ms (delivery of the micro-batch minus each
+    row's arrival at the source, by the clock the source's offsets carry), in batch order;
+    ``batches``: a run's ``extra["batches"]``, ``deliveries``: the sink's ``{batch id: ns}``.
+    A micro-batch without rows, a delivery or a clock is left out.
+
+    Example::
+
+        >>> batches = [{"batch_id": 0, "start_offset": 0, "end_offset": 3,
+        ...             "source_end": {"offset": 3, "start_ns": 0, "first": 0}}]
+        >>> batch_latencies(batches, {0: 5_000_000_000}, rate=1.0)  # rows at 0, 1 and 2 s
+        [4000.0]
+    """
+    out = []
+    for b in batches:
+        delivered = deliveries.get(b["batch_id"])
+        clock = offset_clock(b.get("source_end"))
+        if delivered is None or clock is None or b["end_offset"] <= b["start_offset"]:
+            continue
+        offsets = np.arange(b["start_offset"], b["end_offset"], dtype=np.int64)
+        arrived = arrival_ns(offsets, clock[0], clock[1], rate)
+        out.append(float(np.median(np.maximum(delivered - arrived, 0))) / 1e6)
     return out
 
 
@@ -434,8 +495,8 @@ def default_provider_error(spark, views=None) -> str:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _median(rows, distribution: str, cardinality: int, variant: str) -> float | None:
-    values = [
+def _runs(rows, distribution: str, cardinality: int, variant: str) -> list[float]:
+    return [
         r["records_per_second"]
         for r in rows
         if r["distribution"] == distribution
@@ -443,41 +504,50 @@ def _median(rows, distribution: str, cardinality: int, variant: str) -> float | 
         and r["variant"] == variant
         and r["records_per_second"]
     ]
-    return statistics.median(values) if values else None
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return a / b if a and b else None
+#: The ratios of the chapter: name -> (numerator variant, denominator variant).
+RATIOS = {
+    "per_batch_over_per_record": ("per-batch", "per-record"),
+    "builtin_over_per_batch": ("builtin", "per-batch"),
+}
 
 
-def ratios_by_cardinality(rows) -> dict[str, dict[int, dict[str, float | None]]]:
+def ratios_by_cardinality(rows) -> dict[str, dict[int, dict[str, Any]]]:
     """Per distribution (uniform first) and key cardinality: per-batch over per-record and
-    builtin over per-batch, each of the runs' median rows per second.
+    builtin over per-batch, each the ratio of the runs' medians of rows per second, and beside
+    each its estimate with the bootstrap interval over the runs (``<ratio>_interval``, an
+    :meth:`~skewlab.experiments.intervals.Estimate.to_json`; no interval from one run).
 
     Example::
 
         >>> rows = [{"distribution": "zipf", "cardinality": 5, "variant": v,
         ...          "records_per_second": x}
         ...         for v, x in (("per-record", 100.0), ("per-batch", 300.0), ("builtin", 600.0))]
-        >>> ratios_by_cardinality(rows)
-        {'zipf': {5: {'per_batch_over_per_record': 3.0, 'builtin_over_per_batch': 2.0}}}
+        >>> by_k = ratios_by_cardinality(rows)["zipf"][5]
+        >>> by_k["per_batch_over_per_record"], by_k["builtin_over_per_batch"]
+        (3.0, 2.0)
+        >>> by_k["per_batch_over_per_record_interval"]
+        {'value': 3.0, 'runs': 1, 'method': 'no interval'}
     """
-    ratios: dict[str, dict[int, dict[str, float | None]]] = {}
+    ratios: dict[str, dict[int, dict[str, Any]]] = {}
     for dist in sorted({r["distribution"] for r in rows}, key=("uniform", "zipf").index):
         for k in sorted(
             {r["cardinality"] for r in rows if r["distribution"] == dist}, reverse=True
         ):
-            per_record, per_batch, builtin = (_median(rows, dist, k, v) for v in VARIANTS)
-            ratios.setdefault(dist, {})[k] = {
-                "per_batch_over_per_record": _ratio(per_batch, per_record),
-                "builtin_over_per_batch": _ratio(builtin, per_batch),
-            }
+            entry: dict[str, Any] = {}
+            for name, (top, bottom) in RATIOS.items():
+                est = ratio_of_medians(_runs(rows, dist, k, top), _runs(rows, dist, k, bottom))
+                entry[name] = None if est is None else est.value
+                entry[f"{name}_interval"] = None if est is None else est.to_json()
+            ratios.setdefault(dist, {})[k] = entry
     return ratios
 
 
 def summarize(rows) -> dict[str, Any]:
     """Min / median / max throughput per distribution, cardinality and variant, and the ratios
-    (uniform views first, as in the seed; Zipf beside them).
+    (uniform views first, as in the seed; Zipf beside them), the headline ratios' intervals in
+    ``summary["intervals"]``.
 
     Example::
 
@@ -506,15 +576,23 @@ def summarize(rows) -> dict[str, Any]:
                                   "max": max(values), "runs": len(values)})  # fmt: skip
     ratios = ratios_by_cardinality(rows)
     # the seed's point: uniform views (Zipf when only Zipf was measured), and Zipf beside it
-    headline = (ratios.get("uniform") or ratios.get("zipf") or {}).get(SEED_KEYS, {})
-    zipf = ratios.get("zipf", {}).get(SEED_KEYS, {})
+    points = {
+        "": (ratios.get("uniform") or ratios.get("zipf") or {}).get(SEED_KEYS, {}),
+        "_zipf": ratios.get("zipf", {}).get(SEED_KEYS, {}),
+    }
+    headlines: dict[str, Any] = {}
+    intervals: dict[str, Any] = {}
+    for suffix, entry in points.items():
+        for name in RATIOS:
+            key = f"{name}_at_{SEED_KEYS}_keys{suffix}"
+            headlines[key] = entry.get(name)
+            if entry.get(f"{name}_interval") is not None:
+                intervals[key] = entry[f"{name}_interval"]
     return {
         "headline_measure": HEADLINE_MEASURE,
         "runs": max((r["run"] for r in rows), default=-1) + 1,
-        "per_batch_over_per_record_at_20_keys": headline.get("per_batch_over_per_record"),
-        "builtin_over_per_batch_at_20_keys": headline.get("builtin_over_per_batch"),
-        "per_batch_over_per_record_at_20_keys_zipf": zipf.get("per_batch_over_per_record"),
-        "builtin_over_per_batch_at_20_keys_zipf": zipf.get("builtin_over_per_batch"),
+        **headlines,
+        "intervals": intervals,
         "ratios": {d: {str(k): v for k, v in by_k.items()} for d, by_k in ratios.items()},
         "seed_speedup_at_20_keys": SEED_SPEEDUP_AT_20_KEYS,
         "all_digests_match": all(

@@ -4,7 +4,10 @@ what ``skewlab bench streaming`` prints, and sliders for the trigger interval an
 
 Every figure builder takes what :mod:`skewlab.experiments.streaming` returns (a
 :class:`~skewlab.experiments.results.BenchResult`, its JSON dict, or its parts) and returns a
-plotly figure or a pandas DataFrame; :func:`streaming_explorer` reruns real queries.
+plotly figure or a pandas DataFrame; :func:`streaming_explorer` reruns real queries. Every
+title, caption (a table's columns' name) and printed block says whose figures it shows
+(:func:`~skewlab.viz.titles.whose_figures`: this run or the reference; the seed's figure named
+as the seed's), and each ratio or latency is printed with its interval where it has one.
 
 Example::
 
@@ -28,7 +31,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from skewlab.engine.config import JobConfig
-from skewlab.experiments.chapters import SEED_KEYS
+from skewlab.experiments.intervals import Estimate
+from skewlab.experiments.references import load_reference
 from skewlab.experiments.results import BenchResult, bench_rows, bench_summary
 from skewlab.experiments.streaming import SEED_SPEEDUP_AT_20_KEYS, ratios_by_cardinality
 from skewlab.inputs.views import ViewSpec, generate_views
@@ -37,8 +41,8 @@ from skewlab.strategies.streaming import VARIANTS, hot_partitions
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, LEGEND_BELOW, TEMPLATE
 from skewlab.viz.reference_section import section_shown
-from skewlab.viz.text import times
-from skewlab.viz.titles import latency_title, seed_point
+from skewlab.viz.text import estimate_text
+from skewlab.viz.titles import latency_title, milliseconds, seed_point, whose_figures
 
 __all__ = [
     "batches_table",
@@ -48,9 +52,11 @@ __all__ = [
     "format_summary",
     "hot_partition_figure",
     "latency_figure",
+    "latency_table",
     "ratio_figure",
     "ratio_title",
     "rescale_table",
+    "rescale_whose",
     "show_saved_benchmark",
     "streaming_explorer",
     "throughput_figure",
@@ -60,23 +66,50 @@ __all__ = [
 _DASH = {"uniform": "solid", "zipf": "dash"}
 
 
+def _whose(result) -> str | None:
+    """Whose figures ``result`` holds, where it says (a table of rows alone does not)."""
+    if result is None or isinstance(result, pd.DataFrame):
+        return None
+    if isinstance(result, Mapping):
+        return whose_figures(result) if ("size" in result or "provenance" in result) else None
+    return whose_figures(result.to_json_dict())
+
+
+def _capital(whose: str) -> str:
+    return f"{whose[0].upper()}{whose[1:]}"
+
+
 def throughput_table(result) -> pd.DataFrame:
-    """Min / median / max rows per second per distribution, key cardinality and variant.
+    """Min / median / max rows per second per distribution, key cardinality and variant; its
+    caption (whose figures) is the columns' name.
 
     Example::
 
-        >>> throughput_table({"summary": {"by_cardinality": [{"distribution": "uniform",
-        ...     "cardinality": 20, "variant": "builtin", "min": 1, "median": 2, "max": 3,
-        ...     "runs": 1}]}}).columns.tolist()
-        ['distribution', 'cardinality', 'variant', 'min', 'median', 'max', 'runs']
-    """
-    return pd.DataFrame(bench_summary(result)["by_cardinality"])
+        >>> table = throughput_table({"size": "quick", "summary": {"by_cardinality": [
+        ...     {"distribution": "uniform", "cardinality": 20, "variant": "builtin", "min": 1,
+        ...      "median": 2, "max": 3, "runs": 1}]}})
+        >>> table.columns.tolist(), table.columns.name
+        (['distribution', 'cardinality', 'variant', 'min', 'median', 'max', 'runs'], 'this run (quick, this machine): rows / s over micro-batch time')
+    """  # noqa: E501
+    table = pd.DataFrame(bench_summary(result)["by_cardinality"])
+    whose = _whose(result)
+    table.columns.name = f"{whose + ': ' if whose else ''}rows / s over micro-batch time"
+    return table
 
 
-def ratio_title(rows: pd.DataFrame) -> str:
+def _ratio_text(entry: Mapping[str, Any], name: str, spec: str = ".1f") -> str | None:
+    """One ratio of ``summary["ratios"]`` with its interval where it has one."""
+    value = entry.get(name)
+    if not value:
+        return None
+    return estimate_text(entry.get(f"{name}_interval") or {"value": value}, spec)
+
+
+def ratio_title(rows: pd.DataFrame, whose: str | None = None) -> str:
     """What the throughput charts show, from the runs' medians: per-batch over per-record and
     builtin over per-batch at 20 keys (the seed's point; else the fewest keys measured), on
-    uniform views where measured.
+    uniform views where measured, each with its interval over the runs where it has one, and
+    whose figures they are (``whose``); with two decimals, as the claims print them.
 
     Example::
 
@@ -84,28 +117,34 @@ def ratio_title(rows: pd.DataFrame) -> str:
         ...     "variant": ["per-record", "per-batch", "builtin"],
         ...     "records_per_second": [1_000.0, 4_000.0, 40_000.0]})
         >>> ratio_title(rows)
-        'At 20 keys (uniform): per-batch 4.0x per-record, builtin 10.0x per-batch'
-    """
+        'At 20 keys (uniform): per-batch 4.00x per-record, builtin 10.00x per-batch'
+        >>> ratio_title(rows, "this run (quick, this machine)")
+        'This run (quick, this machine), at 20 keys (uniform): per-batch 4.00x per-record, builtin 10.00x per-batch'
+    """  # noqa: E501
+    lead = f"{_capital(whose)}, at" if whose else "At"
     ratios = ratios_by_cardinality(rows.to_dict("records"))
     if not ratios:
-        return "Spark Structured Streaming: throughput vs key cardinality"
+        head = f"{_capital(whose)}: " if whose else ""
+        return f"{head}Spark Structured Streaming: throughput vs key cardinality"
     dist, by_k = next(iter(ratios.items()))  # uniform first, as the seed
     few = seed_point(by_k)
-    parts = [
-        f"{subject} {by_k[few][name]:.1f}x {over}"
+    parts = [  # as many digits as the claims print
+        f"{subject} {_ratio_text(by_k[few], name, '.2f')} {over}"
         for name, subject, over in (
             ("per_batch_over_per_record", "per-batch", "per-record"),
             ("builtin_over_per_batch", "builtin", "per-batch"),
         )
         if by_k[few][name]
     ]
-    return f"At {few:,} keys ({dist}): " + ", ".join(parts)
+    return f"{lead} {few:,} keys ({dist}): " + ", ".join(parts)
 
 
-def throughput_figure(result, *, title: str | None = None) -> go.Figure:
+def throughput_figure(result, *, title: str | None = None, whose: str | None = None) -> go.Figure:
     """Rows per second (over the micro-batches' time) against the number of distinct tweets,
     log-log: one colour per variant, solid for uniform views, dashed for Zipf; every run a dot.
-    The default title states the ratios at 20 keys (:func:`ratio_title`)."""
+    The default title states the ratios at 20 keys and whose figures they are
+    (:func:`ratio_title`; ``whose`` defaults to the result's own: this run or the reference)."""
+    whose = whose or _whose(result)
     rows = bench_rows(result)
     fig = go.Figure()
     for dist in [d for d in ("uniform", "zipf") if d in set(rows["distribution"])]:
@@ -126,7 +165,7 @@ def throughput_figure(result, *, title: str | None = None) -> go.Figure:
                 hovertemplate="%{x} keys: %{y:,.0f} rows/s<extra></extra>",
             ))  # fmt: skip
     fig.update_layout(
-        title=title or ratio_title(rows),
+        title=title or ratio_title(rows, whose),
         template=TEMPLATE,
         xaxis={"title": "distinct tweets (key cardinality)", "type": "log"},
         yaxis={"title": "rows / s over micro-batch time", "type": "log"},
@@ -135,10 +174,23 @@ def throughput_figure(result, *, title: str | None = None) -> go.Figure:
     return fig
 
 
-def ratio_figure(result, *, title: str | None = None):
-    """Per-batch over per-record and builtin over per-batch (medians) against the key
-    cardinality, with seed 000's ~45x at 20 keys marked as the seed's (Flink, its machine).
-    The default title states the ratios at 20 keys (:func:`ratio_title`)."""
+def _ratio_bars(by_k: Mapping[str, Any], ks: list[str], name: str) -> dict | None:
+    """The runs' intervals of one ratio as asymmetric error bars (``None``: none)."""
+    ests = [Estimate.from_json(by_k[k][f"{name}_interval"]) if by_k[k].get(f"{name}_interval")
+            else None for k in ks]  # fmt: skip
+    if not any(e is not None and e.has_interval for e in ests):
+        return None
+    up = [e.high - e.value if e is not None and e.has_interval else 0.0 for e in ests]
+    down = [e.value - e.low if e is not None and e.has_interval else 0.0 for e in ests]
+    return {"type": "data", "symmetric": False, "array": up, "arrayminus": down}
+
+
+def ratio_figure(result, *, title: str | None = None, whose: str | None = None):
+    """Per-batch over per-record and builtin over per-batch (medians, with their intervals
+    over the runs as error bars) against the key cardinality, with seed 000's ~45x at 20 keys
+    marked as the seed's (Flink, its machine). The default title states the ratios at 20 keys
+    and whose figures they are (:func:`ratio_title`)."""
+    whose = whose or _whose(result)
     ratios = bench_summary(result)["ratios"]
     fig = go.Figure()
     for dist, by_k in ratios.items():
@@ -148,6 +200,7 @@ def ratio_figure(result, *, title: str | None = None):
             fig.add_trace(go.Scatter(
                 x=[int(k) for k in ks], y=[by_k[k][name] for k in ks], mode="lines+markers",
                 line={"color": color, "dash": _DASH.get(dist, "solid")},
+                error_y=_ratio_bars(by_k, ks, name),
                 name=f"{name.replace('_over_', ' / ').replace('_', '-')} ({dist})",
                 hovertemplate="%{x} keys: %{y:.1f}x<extra></extra>",
             ))  # fmt: skip
@@ -158,7 +211,7 @@ def ratio_figure(result, *, title: str | None = None):
     ))  # fmt: skip
     fig.add_hline(y=1, line={"dash": "dot", "color": COLORS["parity"]})
     fig.update_layout(
-        title=title or f"{ratio_title(bench_rows(result))} (the seed: ~45x, Flink)",
+        title=title or f"{ratio_title(bench_rows(result), whose)} (the seed: ~45x, Flink)",
         template=TEMPLATE,
         xaxis={"title": "distinct tweets (key cardinality)", "type": "log"},
         yaxis={"title": "ratio of median rows / s (x)", "type": "log"},
@@ -166,9 +219,10 @@ def ratio_figure(result, *, title: str | None = None):
     return fig
 
 
-def batches_table(run) -> pd.DataFrame:
+def batches_table(run, whose: str | None = None) -> pd.DataFrame:
     """One row per micro-batch of a streaming ``RunResult``: rows, duration, state rows
-    updated, commit time, RocksDB gets and puts.
+    updated, commit time, RocksDB gets and puts; with ``whose``, its caption (the columns'
+    name) says whose run it is.
 
     Example::
 
@@ -179,7 +233,7 @@ def batches_table(run) -> pd.DataFrame:
         >>> batches_table(r)["rows"].tolist()
         [1]
     """
-    return pd.DataFrame(
+    table = pd.DataFrame(
         [
             {
                 "batch": b["batch_id"],
@@ -194,12 +248,18 @@ def batches_table(run) -> pd.DataFrame:
             for b in run.extra["batches"]
         ]
     )
+    if whose:
+        table.columns.name = f"{whose}: Spark's progress per micro-batch"
+    return table
 
 
-def hot_partition_figure(run, hot_partition: int | None = None, *, title: str | None = None):
+def hot_partition_figure(
+    run, hot_partition: int | None = None, *, title: str | None = None, whose: str | None = None
+):
     """Per micro-batch, the processor's time in each Spark partition (bars) and the batch's
     duration (line): the partition that holds the hot key sets every batch's pace. The default
-    title states the hot partition's share of the processor time."""
+    title states the hot partition's share of the processor time, and whose run it is
+    (``whose``)."""
     subtasks = pd.DataFrame(run.subtasks)
     durations = batches_table(run).set_index("batch")["duration_ms"]
     fig = make_subplots(specs=[[{"secondary_y": True}]])
@@ -221,11 +281,12 @@ def hot_partition_figure(run, hot_partition: int | None = None, *, title: str | 
     total = busiest.sum()
     hot = hot_partition if hot_partition in busiest.index else busiest.idxmax()
     held = " (holds tweet-0)" if hot == hot_partition else ""
+    lead = f"{_capital(whose)}, per-record" if whose else "Per-record"
     default = (
-        f"Per-record: partition {hot}{held} does {busiest[hot] / total:.0%} of "
+        f"{lead}: partition {hot}{held} does {busiest[hot] / total:.0%} of "
         f"{len(busiest)} partitions' work; median batch {durations.median():,.0f} ms"
         if total > 0
-        else "Per-record: processor time per partition, per micro-batch"
+        else f"{lead}: processor time per partition, per micro-batch"
     )
     fig.update_layout(
         title=title or default,
@@ -239,41 +300,119 @@ def hot_partition_figure(run, hot_partition: int | None = None, *, title: str | 
     return fig
 
 
-def latency_figure(latency, *, title: str | None = None):
-    """p50 / p99 latency (a row's arrival to its micro-batch's delivery) against the trigger
-    interval, with guides at half an interval and one interval.
+def _latency_rows(latency) -> pd.DataFrame:
+    """The sweep's rows by trigger interval, with ``p50_ms`` the median over micro-batches
+    (the rows' p50 where a result predates it) and its interval."""
+    table = pd.DataFrame(latency).sort_values("trigger_interval_ms").reset_index(drop=True)
+    ests = [
+        Estimate.from_json(r["latency_p50_over_batches"])
+        if isinstance(r.get("latency_p50_over_batches"), Mapping)
+        else Estimate(float(r["latency_p50_ms"]), runs=int(r.get("batches") or 1))
+        for r in table.to_dict("records")
+    ]
+    table["p50_ms"] = [e.value for e in ests]
+    table["p50_low"] = [e.low if e.has_interval else None for e in ests]
+    table["p50_high"] = [e.high if e.has_interval else None for e in ests]
+    table["p50_text"] = [_p50_text(e) for e in ests]
+    return table
+
+
+def _p50_text(estimate: Estimate) -> str:
+    tail = "" if estimate.has_interval else " (no interval)"
+    return estimate_text(estimate, ",.0f", " ms") + tail
+
+
+def latency_figure(latency, *, title: str | None = None, whose: str | None = None):
+    """p50 latency (the median over micro-batches of each one's median row latency, with its
+    order-statistics interval as error bars where the micro-batches are enough for one) and
+    the rows' p99 (a row's arrival to its micro-batch's delivery) against the trigger
+    interval, with guides at half an interval and one interval. The default title states the
+    p50s, the micro-batches they rest on and whose figures they are (``whose``).
 
     Example::
 
         >>> fig = latency_figure([{"trigger_interval_ms": 100.0, "latency_p50_ms": 900.0,
-        ...     "latency_p99_ms": 1500.0, "source_rate": 1000.0, "variant": "per-batch"}])
-        >>> len(fig.data)
-        4
-    """
-    table = pd.DataFrame(latency).sort_values("trigger_interval_ms")
+        ...     "latency_p99_ms": 1500.0, "source_rate": 1000.0, "variant": "per-batch",
+        ...     "batches": 2}])
+        >>> len(fig.data), fig.layout.title.text
+        (4, 'p50 latency 900 ms at a 100 ms trigger interval (1,000 rows/s paced); 2 micro-batches')
+    """  # noqa: E501
+    table = _latency_rows(latency)
     x = table["trigger_interval_ms"]
     variant = table["variant"].iloc[0] if len(table) else "per-batch"
+    color = COLORS.get(variant, COLORS["line"])
+    bars = None
+    if table["p50_low"].notna().any():
+        bars = {
+            "type": "data", "symmetric": False,
+            "array": (table["p50_high"] - table["p50_ms"]).fillna(0).tolist(),
+            "arrayminus": (table["p50_ms"] - table["p50_low"]).fillna(0).tolist(),
+        }  # fmt: skip
     fig = go.Figure()
-    for column, name, dash in (("latency_p50_ms", "p50", "solid"),
-                               ("latency_p99_ms", "p99", "dash")):  # fmt: skip
-        fig.add_trace(go.Scatter(
-            x=x, y=table[column], mode="lines+markers", name=f"{variant} {name}",
-            line={"color": COLORS.get(variant, COLORS["line"]), "dash": dash},
-            hovertemplate="interval %{x} ms: %{y:,.0f} ms<extra></extra>",
-        ))  # fmt: skip
+    fig.add_trace(go.Scatter(
+        x=x, y=table["p50_ms"], mode="lines+markers", error_y=bars,
+        name=f"{variant} p50 (median over micro-batches)", line={"color": color},
+        hovertemplate="interval %{x} ms: %{y:,.0f} ms<extra></extra>",
+    ))  # fmt: skip
+    fig.add_trace(go.Scatter(
+        x=x, y=table["latency_p99_ms"], mode="lines+markers", name=f"{variant} p99 (rows)",
+        line={"color": color, "dash": "dash"},
+        hovertemplate="interval %{x} ms: %{y:,.0f} ms<extra></extra>",
+    ))  # fmt: skip
     for factor, name in ((0.5, "half an interval"), (1.0, "one interval")):
         fig.add_trace(go.Scatter(
             x=x, y=x * factor, mode="lines", name=name, hoverinfo="skip",
             line={"color": COLORS["guide"], "dash": "dot", "width": 1},
         ))  # fmt: skip
     rate = table["source_rate"].iloc[0] if len(table) else None
+    default = latency_title(table.assign(latency_p50_ms=table["p50_ms"]), "rows", rate)
+    if "batches" in table and len(table):
+        counts = [f"{int(n)}" for n in table["batches"]]
+        default += f"; {' and '.join(counts) if len(counts) < 3 else ', '.join(counts)} "
+        default += "micro-batches"
+    if whose:
+        default = f"{_capital(whose)}: {default}"
     fig.update_layout(
-        title=title or latency_title(table, "rows", rate),
+        title=title or default,
         template=TEMPLATE,
         xaxis={"title": "trigger interval (ms)", "type": "log"},
         yaxis={"title": "latency (ms), arrival to delivery", "type": "log"},
     )
     return fig
+
+
+def latency_table(result) -> pd.DataFrame:
+    """The latency sweep of a result: per trigger interval its micro-batches, rows per batch,
+    mean batch time, the p50 over micro-batches with its interval (text), and the rows' p50
+    and p99; its caption (whose figures) is the columns' name.
+
+    Example::
+
+        >>> table = latency_table({"size": "tiny", "summary": {"latency": [
+        ...     {"trigger_interval_ms": 100.0, "batches": 2, "rows_per_batch": 150.0,
+        ...      "mean_batch_ms": 700.0, "latency_p50_ms": 900.0, "latency_p99_ms": 1500.0,
+        ...      "source_rate": 600.0, "variant": "per-batch"}]}})
+        >>> table["p50 over micro-batches"].tolist(), table.columns.name
+        (['900 ms (no interval)'], 'this run (tiny, this machine): per-batch latency, source paced at 600 rows/s')
+    """  # noqa: E501
+    rows = _latency_rows(bench_summary(result).get("latency") or [])
+    if rows.empty:
+        return rows
+    table = pd.DataFrame(
+        {
+            "trigger interval ms": rows["trigger_interval_ms"],
+            "micro-batches": rows["batches"],
+            "rows per batch": rows["rows_per_batch"],
+            "mean batch ms": rows["mean_batch_ms"],
+            "p50 over micro-batches": rows["p50_text"],
+            "rows' p50 ms": rows["latency_p50_ms"],
+            "rows' p99 ms": rows["latency_p99_ms"],
+        }
+    )
+    whose = _whose(result)
+    what = f"{rows['variant'].iloc[0]} latency, source paced at {rows['source_rate'].iloc[0]:,.0f}"
+    table.columns.name = f"{whose + ': ' if whose else ''}{what} rows/s"
+    return table
 
 
 def rescale_shown(result, reference: Mapping[str, Any] | None = None) -> Mapping[str, Any] | None:
@@ -299,8 +438,27 @@ def rescale_shown(result, reference: Mapping[str, Any] | None = None) -> Mapping
     return section
 
 
-def rescale_table(rescale: Mapping[str, Any]) -> pd.DataFrame:
-    """The rescale section's steps: what ran, on how many state partitions, rows read.
+def rescale_whose(result, reference: Mapping[str, Any] | None = None) -> str | None:
+    """Whose rescale section :func:`rescale_shown` shows: this run's, else the shipped
+    reference's (``None``: neither has one).
+
+    Example::
+
+        >>> rescale_whose({"size": "tiny", "summary": {"rescale": {"steps": []}}})
+        'this run (tiny, this machine)'
+    """
+    data = result if isinstance(result, Mapping) else result.to_json_dict()
+    if bench_summary(data).get("rescale") is not None:
+        return whose_figures(data)
+    reference = load_reference("streaming") if reference is None else reference
+    if not reference or not reference.get("summary", {}).get("rescale"):
+        return None
+    return whose_figures(reference)
+
+
+def rescale_table(rescale: Mapping[str, Any], whose: str | None = None) -> pd.DataFrame:
+    """The rescale section's steps: what ran, on how many state partitions, rows read; with
+    ``whose`` (:func:`rescale_whose`), its caption is the columns' name.
 
     Example::
 
@@ -308,7 +466,10 @@ def rescale_table(rescale: Mapping[str, Any]) -> pd.DataFrame:
         ...               ).to_dict("records")
         [{'step': 'start', 'state_partitions': 4, 'rows_read': 9}]
     """
-    return pd.DataFrame(rescale["steps"])
+    table = pd.DataFrame(rescale["steps"])
+    if whose:
+        table.columns.name = f"{whose}: the rescale section's steps"
+    return table
 
 
 def describe_rescale(rescale: Mapping[str, Any]) -> str:
@@ -342,8 +503,9 @@ def describe_rescale(rescale: Mapping[str, Any]) -> str:
 
 
 def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
-    """Show a saved ``skewlab bench streaming`` result (notebook 08 passes
-    ``latest_result("streaming", size="full")``), or say there is none.
+    """Show a saved ``skewlab bench streaming`` result (notebook 08 passes the shipped
+    reference, ``load_reference("streaming")``), or say there is none: a line naming whose
+    figures they are, the headline with its interval, and :func:`throughput_figure`.
 
     Example::
 
@@ -356,16 +518,16 @@ def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
         )
         return None
     s = saved["summary"]
+    whose = whose_figures(saved)
     at_20 = s.get("per_batch_over_per_record_at_20_keys")
+    interval = (s.get("intervals") or {}).get("per_batch_over_per_record_at_20_keys")
     print(
-        f"size {saved.get('size', '?')}, {s['runs']} run(s) per point; per-batch / per-record "
-        f"at 20 keys: " + (f"{at_20:.1f}x" if at_20 else "not measured")
+        f"{_capital(whose)}: {s['runs']} run(s) per point; per-batch / per-record at 20 keys: "
+        + (estimate_text(interval or {"value": at_20}, ".2f") if at_20 else "not measured")
         + f" (seed 000's buffer, Flink: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x); all digests match: "
         + str(s.get("all_digests_match"))
     )  # fmt: skip
-    rows = bench_rows(saved)
-    title = f"Saved benchmark ({saved.get('size', '?')} size): {ratio_title(rows)}"
-    fig = throughput_figure(rows, title=title)
+    fig = throughput_figure(saved, whose=whose)
     fig.show()
     return fig
 
@@ -412,7 +574,10 @@ def streaming_explorer(
                                  (h["time_share"] or 0 for h in hot), default=None)})  # fmt: skip
         finally:
             views.unpersist()
-        return [hot_partition_figure(runs["per-record"]), pd.DataFrame(rows)]
+        whose = "this run (the explorer's settings, this machine)"
+        table = pd.DataFrame(rows)
+        table.columns.name = whose
+        return [hot_partition_figure(runs["per-record"], whose=whose), table]
 
     controls = {
         "trigger_interval_ms": widgets.SelectionSlider(
@@ -427,77 +592,82 @@ def streaming_explorer(
     return Explorer(controls, draw, run_button=True).start()
 
 
-def describe_shape(summary: dict[str, Any], distribution: str = "uniform") -> str:
-    """One sentence on the measured shape of per-batch / per-record over key cardinality:
-    whether it grows as the keys shrink (the seed's shape), from the figures themselves.
+def describe_shape(result, distribution: str = "uniform") -> str:
+    """The measured per-batch / per-record ratio at each key cardinality of one distribution,
+    most keys first, each with its interval over the runs, and whose figures they are; whether
+    that is the seed's shape is the chapter's claim, not this line's.
 
     Example::
 
-        >>> print(describe_shape({"ratios": {"uniform": {
+        >>> print(describe_shape({"size": "full", "summary": {"ratios": {"uniform": {
         ...     "20000": {"per_batch_over_per_record": 1.1},
-        ...     "20": {"per_batch_over_per_record": 3.0}}}}))
-        uniform views: per-batch / per-record grows from 1.1x at 20,000 keys to 3.0x at 20 keys: the seed's shape (the seed: ~45x at 20 keys, Flink).
-        >>> print(describe_shape({"ratios": {"uniform": {}}}, "zipf"))
-        zipf views: not measured at this size.
+        ...     "20": {"per_batch_over_per_record": 3.0}}}}}))
+        This run (full, this machine), uniform views: per-batch / per-record 1.10x at 20,000 keys, 3.00x at 20 keys (the seed: ~45x at 20 keys, Flink).
+        >>> print(describe_shape({"size": "quick", "summary": {"ratios": {"uniform": {}}}}, "zipf"))
+        This run (quick, this machine), zipf views: not measured at this size.
     """  # noqa: E501
-    by_k = summary.get("ratios", {}).get(distribution, {})
-    if not by_k:
-        return f"{distribution} views: not measured at this size."
+    whose = _whose(result)
+    lead = f"{_capital(whose)}, {distribution}" if whose else distribution.capitalize()
+    by_k = bench_summary(result).get("ratios", {}).get(distribution, {})
     points = sorted(
-        ((int(k), v["per_batch_over_per_record"]) for k, v in by_k.items()
-         if v.get("per_batch_over_per_record")),
-        reverse=True,
-    )  # fmt: skip
+        ((int(k), v) for k, v in by_k.items() if v.get("per_batch_over_per_record")),
+        key=lambda kv: -kv[0],
+    )
+    if not points:
+        return f"{lead} views: not measured at this size."
+    texts = [f"{_ratio_text(v, 'per_batch_over_per_record', '.2f')} at {k:,} keys"
+             for k, v in points]  # fmt: skip
     if len(points) < 2:
-        return (f"{distribution} views: one key cardinality measured at this size, so no "
-                "shape to read; run a larger size for the sweep.")  # fmt: skip
-    (k_hi, r_hi), (k_lo, r_lo) = points[0], points[-1]
-    at_20 = dict(points).get(SEED_KEYS)
-    low = f"{r_lo:.1f}x at {k_lo:,} keys"
-    text = f"{distribution} views: per-batch / per-record "
-    if r_lo > 1.25 * r_hi:
-        text += f"grows from {r_hi:.1f}x at {k_hi:,} keys to {low}: the seed's shape"
+        tail = "one key cardinality measured at this size: no shape to read"
     else:
-        text += (f"does not grow as the keys shrink ({r_hi:.1f}x at {k_hi:,} keys, {low}): "
-                 "not the seed's shape")  # fmt: skip
-    seed = f"the seed: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x at 20 keys, Flink"
-    if at_20 is not None and k_lo != 20:
-        seed = f"{at_20:.1f}x at 20 keys; " + seed
-    return f"{text} ({seed})."
+        tail = f"the seed: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x at 20 keys, Flink"
+    return f"{lead} views: per-batch / per-record {', '.join(texts)} ({tail})."
 
 
 def format_summary(result: BenchResult) -> str:
-    """What ``skewlab bench streaming`` prints: the measured table (min / median / max rows per
-    second) and the ratios beside the seed's headline; the latency and rescale sections.
+    """What ``skewlab bench streaming`` prints: whose figures, the measured table (min /
+    median / max rows per second) and the ratios with their intervals beside the seed's
+    headline; the latency (each p50 over micro-batches with its interval) and rescale sections.
 
     Example::
 
         >>> from skewlab.experiments.streaming import run_experiment
         >>> print(format_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
+        this run (tiny, this machine): rows / s over micro-batch time, 1 run(s)
         dist        keys  variant          min    median       max
         ...
     """
-    s = result.summary
-    lines = [f"{'dist':<8} {'keys':>7}  {'variant':<10} {'min':>9} {'median':>9} {'max':>9}"]
+    data = result if isinstance(result, Mapping) else result.to_json_dict()
+    s = data["summary"]
+    intervals = s.get("intervals") or {}
+    lines = [
+        f"{whose_figures(data)}: rows / s over micro-batch time, {s['runs']} run(s)",
+        f"{'dist':<8} {'keys':>7}  {'variant':<10} {'min':>9} {'median':>9} {'max':>9}",
+    ]
     for row in s["by_cardinality"]:
         lines.append(
             f"{row['distribution']:<8} {row['cardinality']:>7,}  {row['variant']:<10} "
             f"{row['min']:>9,.0f} {row['median']:>9,.0f} {row['max']:>9,.0f}"
         )
-    at_20 = times(s["per_batch_over_per_record_at_20_keys"])
-    builtin = times(s["builtin_over_per_batch_at_20_keys"])
+
+    def ratio(key: str) -> str:
+        value = s.get(key)
+        return "-" if value is None else estimate_text(intervals.get(key) or {"value": value},
+                                                       ".2f")  # fmt: skip
+
     lines.append(
-        f"at 20 keys (uniform): per-batch / per-record {at_20}, builtin / per-batch {builtin} "
-        f"(the seed's buffer: ~{s['seed_speedup_at_20_keys']:.0f}x, Flink on its machine); "
-        f"rows/s over micro-batch time, median of {s['runs']} run(s); all digests match the "
-        f"reference: {s['all_digests_match']}"
+        f"at 20 keys (uniform): per-batch / per-record "
+        f"{ratio('per_batch_over_per_record_at_20_keys')}, builtin / per-batch "
+        f"{ratio('builtin_over_per_batch_at_20_keys')} [bootstrap interval over the runs; "
+        f"none from one run] (the seed's buffer: ~{s['seed_speedup_at_20_keys']:.0f}x, Flink "
+        f"on its machine); all digests match the reference: {s['all_digests_match']}"
     )
-    for row in s.get("latency", []):
+    latency = _latency_rows(s.get("latency") or [])
+    for row in latency.itertuples():
         lines.append(
-            f"latency at {row['source_rate']:,.0f} rows/s, "
-            f"trigger {row['trigger_interval_ms']:,.0f} ms: "
-            f"p50 {row['latency_p50_ms']:,.0f} ms, p99 {row['latency_p99_ms']:,.0f} ms "
-            f"over {row['batches']} micro-batches"
+            f"latency at {row.source_rate:,.0f} rows/s, trigger {row.trigger_interval_ms:,.0f} "
+            f"ms: p50 over {row.batches} micro-batches {row.p50_text}; rows' p99 "
+            f"{milliseconds(row.latency_p99_ms)} ms"
         )
     rescale = s.get("rescale")
     if rescale:

@@ -1,5 +1,6 @@
 """The outage backlog: the catch-up arithmetic, the hot key's ceiling, the restart cost that
-makes scaling out too far lose, and ``skewlab bench backlog --size tiny`` on real runs."""
+makes scaling out too far lose, the rounds and the intervals the simulation inherits from them,
+the verdicts on constructed results, and ``skewlab bench backlog --size tiny`` on real runs."""
 
 from __future__ import annotations
 
@@ -16,14 +17,20 @@ from skewlab.cli import main
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments import backlog
 from skewlab.experiments.backlog import (
+    CURVES,
     EXAMPLE_INPUTS,
     catch_up_curve,
     catch_up_seconds,
+    combine_rounds,
+    curve_key,
     max_subtask_share,
+    simulate,
+    summarize,
     with_inputs,
     zipf_shares,
 )
-from skewlab.experiments.claims import claim
+from skewlab.experiments.claims import HELD, INCONCLUSIVE, NOT_HELD, NOT_MEASURED, claim
+from skewlab.experiments.intervals import Estimate
 from skewlab.state.key_groups import assign_key_to_parallel_operator
 
 
@@ -108,8 +115,19 @@ def test_catch_up_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
             assert (r["measured_catch_up_hours"] < r["catch_up_hours"]) == (
                 r["measured_capacity"] > r["capacity"]
             )
-    ceiling = claim("backlog", "hot_key_caps_capacity").evaluate(payload)
-    assert ceiling.held, ceiling.text  # one key on one subtask: a ceiling at any size
+    # two rounds at tiny: every measured point has the range of its rounds
+    assert summary["runs"] == 2
+    for m in summary["measured"]:
+        assert [len(m["measured_rounds"][p]) for p in ("1", "2")] == [2, 2]
+    for r in measured:
+        assert r["measured_capacity_low"] <= r["measured_capacity"] <= r["measured_capacity_high"]
+    # every claim reads figures with an interval of two rounds, never a bare figure
+    for one in ("uniform_scales_out", "hot_key_caps_capacity", "buffering_lifts_ceiling",
+                "simulation_matches_measurement"):  # fmt: skip
+        outcome = claim("backlog", one).evaluate(payload)
+        assert outcome.status != NOT_MEASURED, one
+        timed = [v for v in outcome.figures.values() if isinstance(v, Estimate)]
+        assert timed and all(v.has_interval and v.runs == 2 for v in timed), (one, timed)
 
 
 def test_bench_backlog_has_help_with_examples_and_catch_up_is_its_former_name(capsys):
@@ -124,3 +142,80 @@ def test_bench_backlog_has_help_with_examples_and_catch_up_is_its_former_name(ca
     with pytest.raises(SystemExit) as info:
         main(["catch-up", "--outage-hours", "x"])  # the former command parses as bench backlog
     assert info.value.code == 2 and "--outage-hours" in capsys.readouterr().err
+
+
+def _rounds(curve: str, rates, capacities, **changes):
+    """A curve measured in rounds (constructed: no Spark): its rates at P=1 and P=2."""
+    label, strategy, distribution = next(c for c in CURVES if c[0] == curve)
+    shares = zipf_shares(500, 1.2 if distribution == "zipf" else 0.0)
+    rounds = [
+        with_inputs(EXAMPLE_INPUTS, label=label, strategy=strategy, distribution=distribution,
+                    key_shares=shares, per_subtask_rate=r, measured_capacity={1: r, 2: c},
+                    measured_rounds={1: (r,), 2: (c,)}, **changes)
+        for r, c in zip(rates, capacities, strict=True)
+    ]  # fmt: skip
+    return combine_rounds(rounds)
+
+
+def _result(inputs, rate=100.0):
+    rows = simulate(inputs, hours=1, rate=rate, normal_parallelism=2).to_dict("records")
+    summary = summarize(rows, inputs, hours=1, rate=rate, normal_parallelism=2)
+    return {"experiment": "backlog", "size": "tiny", "rows": rows, "summary": summary}
+
+
+def _at_simulated(curve: str, rates, factors):
+    """A curve whose measured capacity at P=2 is the simulated one times ``factors``, round by
+    round."""
+    label = next(c for c in CURVES if c[0] == curve)
+    share = max_subtask_share(zipf_shares(500, 1.2 if label[2] == "zipf" else 0.0), 2, 128)
+    return _rounds(curve, rates, [r / share / f for r, f in zip(rates, factors, strict=True)])
+
+
+def test_the_simulation_inherits_the_spread_of_the_rates_it_starts_from():
+    zipf = _rounds("Zipf, naive", (400.0, 500.0, 600.0), (700.0, 800.0, 900.0))
+    assert zipf.per_subtask_rate == 500.0 and zipf.measured_capacity == {1: 500.0, 2: 800.0}
+    summary = _result([zipf])["summary"]
+    key = curve_key("Zipf, naive")
+    hottest = max(zipf.key_shares.values())
+    ceiling = Estimate.from_json(summary["intervals"][f"{key}_capacity_ceiling"])
+    # the ceiling is a rate over the hot key's share: each round's ceiling is its own rate's
+    assert ceiling.value == pytest.approx(500.0 / hottest, rel=0.01)
+    assert ceiling.low == pytest.approx(400.0 / hottest, rel=0.01)
+    assert ceiling.high == pytest.approx(600.0 / hottest, rel=0.01)
+    assert ceiling.runs == 3
+    # the check pairs each round's simulated and measured capacity
+    share = max_subtask_share(zipf.key_shares, 2, 128)
+    check = Estimate.from_json(summary["intervals"][f"{key}_simulated_over_measured_at_2"])
+    per_round = sorted(r / share / c for r, c in ((400, 700), (500, 800), (600, 900)))
+    assert (check.low, check.high) == pytest.approx((per_round[0], per_round[-1]))
+
+
+@pytest.mark.parametrize(
+    ("factors", "status"),
+    [
+        ((1.0, 1.02, 0.98), HELD),  # every round within the tolerance
+        ((1.0, 1.4, 0.7), INCONCLUSIVE),  # rounds that straddle the tolerance
+        ((1.6, 1.7, 1.8), NOT_HELD),  # every round outside it
+    ],
+)
+def test_the_simulation_check_is_judged_over_the_rounds(factors, status):
+    inputs = [_at_simulated(label, (400.0, 420.0, 440.0), factors) for label, _, _ in CURVES]
+    outcome = claim("backlog", "simulation_matches_measurement").evaluate(_result(inputs))
+    assert outcome.status == status, outcome.interval_text
+
+
+def test_one_round_concludes_nothing_and_a_clear_ceiling_is_held():
+    one = [_rounds(label, (400.0,), (700.0,)) for label, _, _ in CURVES]
+    outcome = claim("backlog", "hot_key_caps_capacity").evaluate(_result(one))
+    assert outcome.status == INCONCLUSIVE  # one round, no documented run-to-run spread
+    three = [_rounds(label, (400.0, 450.0, 500.0), (700.0, 750.0, 800.0)) for label, _, _ in CURVES]
+    outcome = claim("backlog", "hot_key_caps_capacity").evaluate(_result(three))
+    assert outcome.status == HELD, outcome.interval_text  # 500 keys, uniform: no hot key
+    # the buffer's rates overlap naive's: the runs cannot order their ceilings
+    overlap = [
+        _rounds("uniform, naive", (400.0, 450.0, 500.0), (700.0, 750.0, 800.0)),
+        _rounds("Zipf, naive", (400.0, 450.0, 500.0), (700.0, 750.0, 800.0)),
+        _rounds("Zipf, buffered", (380.0, 460.0, 520.0), (700.0, 750.0, 800.0)),
+    ]
+    lifted = claim("backlog", "buffering_lifts_ceiling").evaluate(_result(overlap))
+    assert lifted.status == INCONCLUSIVE, lifted.interval_text

@@ -1,5 +1,7 @@
 """Notebook 07's figures: catch-up and capacity curves with measured points apart from
-simulated ones, and the explorer built from measured inputs."""
+simulated ones (with the range of their rounds, and a note for a measured point without a dot),
+whose figures every title, caption and printed block shows, and the explorer built from
+measured inputs."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from skewlab.experiments.backlog import (
     CURVES,
     EXAMPLE_INPUTS,
     catch_up_curve,
+    combine_rounds,
     summarize,
     with_inputs,
     zipf_shares,
@@ -36,6 +39,23 @@ def test_measured_points_are_drawn_apart_from_the_simulated_line():
     catch = catch_up_figure(curve)
     assert all(math.isfinite(y) for y in catch.data[0].y)  # P=1 never catches up: left out
     assert len(catch.data[0].x) == len(curve) - 1
+    # the measured point at P=1 has no dot (480 records/s against 600 arriving): said so
+    assert list(catch.data[1].x) == [2]
+    (note,) = catch.layout.annotations
+    assert note.text.startswith("No measured dot for example at P=1: its measured capacity is")
+
+
+def test_measured_dots_carry_the_range_of_their_rounds():
+    rounds = [
+        with_inputs(EXAMPLE_INPUTS, measured_capacity={1: r, 2: c},
+                    measured_rounds={1: (r,), 2: (c,)})
+        for r, c in ((450.0, 900.0), (500.0, 1_000.0), (550.0, 1_300.0))
+    ]  # fmt: skip
+    curve = catch_up_curve(combine_rounds(rounds), outage_hours=2, rate=300, normal_parallelism=2)
+    measured = capacity_figure(curve, rate=300).data[1]
+    assert list(measured.y) == [500.0, 1_000.0]
+    assert list(measured.error_y.array) == [50.0, 300.0]
+    assert list(measured.error_y.arrayminus) == [50.0, 100.0]
 
 
 def test_the_explorer_starts_from_measured_inputs():
@@ -73,7 +93,13 @@ def test_the_measured_table_and_the_sentences_state_each_curves_outcome():
     assert table.loc["Zipf, naive", "capacity_at_2"] == 590.0
     assert table["hottest_key_share"].loc["Zipf, naive"] > table["hottest_key_share"].iloc[0]
     said, printed = describe(result), format_summary(result)
-    assert "a backlog of 360,000 records" in said and "0.250 s here" in said
+    assert said.startswith("This run (tiny, this machine), median of 1 round: the input")
+    assert printed.startswith("this run (tiny, this machine): outage 1 h at 100 records/s")
+    assert (
+        table.columns.name
+        == "this run (tiny, this machine): measured on real runs, median of 1 round"
+    )
+    assert "a backlog of 360,000 records" in said and "0.250 s (measured)" in said
     best = summary["uniform_naive_best_parallelism"]
     hours = summary["uniform_naive_best_hours"]
     assert f"catches up fastest at parallelism {best} ({hours:.2f} h)" in said

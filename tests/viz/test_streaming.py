@@ -47,3 +47,28 @@ def test_the_hot_partition_is_drawn_in_the_hot_colour_beside_the_batch_durations
     assert [b.marker.color for b in bars] == [COLORS["cold_partition"], COLORS["per-record"]]
     assert bars[1].name == "partition 1 (holds tweet-0)"
     assert list(fig.data[-1].y) == [500, 500]
+
+
+def test_printed_blocks_and_captions_name_whose_figures_and_print_intervals():
+    three = [{**r, "run": i, "records_per_second": r["records_per_second"] * f}
+             for i, f in enumerate((0.9, 1.0, 1.1)) for r in ROWS]  # fmt: skip
+    summary = summarize(three)
+    summary["latency"] = [
+        {"variant": "per-batch", "trigger_interval_ms": 100.0, "source_rate": 1_000.0,
+         "batches": 2, "rows_per_batch": 250.0, "mean_batch_ms": 900.0,
+         "latency_p50_ms": 2_818.0, "latency_p99_ms": 2_985.0,
+         "batch_latency_ms": [2_700.0, 2_900.0],
+         "latency_p50_over_batches": {"value": 2_800.0, "runs": 2}},
+    ]  # fmt: skip
+    result = {"size": "quick", "rows": three, "summary": summary}
+    printed = streaming.format_summary(result)
+    assert printed.startswith("this run (quick, this machine): rows / s over micro-batch time")
+    assert "per-batch / per-record 3.00x [" in printed  # three runs: an interval
+    assert "p50 over 2 micro-batches 2,800 ms (no interval)" in printed
+    table = streaming.latency_table(result)
+    assert table.columns.name.startswith("this run (quick, this machine): per-batch latency")
+    assert streaming.throughput_table(result).columns.name.startswith("this run (quick,")
+    # the shape's figures, each with its interval; whether it is the seed's shape is the claim's
+    shape = streaming.describe_shape(result, "uniform")
+    assert shape.startswith("This run (quick, this machine), uniform views: per-batch / ")
+    assert "3.00x [" in shape and "seed's shape" not in shape

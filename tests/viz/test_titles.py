@@ -87,11 +87,20 @@ def test_streaming_titles_state_the_ratios_at_20_keys():
         }
     )
     result = {"rows": rows.to_dict("records"), "summary": {"ratios": {}}}
-    expected = "At 20 keys (uniform): per-batch 3.0x per-record, builtin 3.0x per-batch"
+    expected = "At 20 keys (uniform): per-batch 3.00x per-record, builtin 3.00x per-batch"
     assert streaming.throughput_figure(result).layout.title.text == expected
     assert streaming.ratio_figure(result).layout.title.text.startswith(expected)
     zipf_only = rows[rows["distribution"] == "zipf"]
-    assert streaming.ratio_title(zipf_only).startswith("At 20 keys (zipf): per-batch 1.6x")
+    assert streaming.ratio_title(zipf_only).startswith("At 20 keys (zipf): per-batch 1.60x")
+    # a result says whose figures it holds, and the title says it first
+    quick = {**result, "size": "quick"}
+    assert streaming.throughput_figure(quick).layout.title.text == (
+        f"This run (quick, this machine), a{expected[1:]}"
+    )
+    # runs give each ratio its interval over them
+    three = pd.concat([rows.assign(run=i, records_per_second=rows["records_per_second"] * f)
+                       for i, f in enumerate((0.9, 1.0, 1.1))])  # fmt: skip
+    assert streaming.ratio_title(three).startswith("At 20 keys (uniform): per-batch 3.00x [")
 
 
 def test_hot_partition_title_states_its_share_of_the_processor_time():
@@ -111,6 +120,21 @@ def test_hot_partition_title_states_its_share_of_the_processor_time():
         "Per-record: partition 0 (holds tweet-0) does 75% of 2 partitions' work; "
         "median batch 500 ms"
     )
+    title = streaming.hot_partition_figure(run, 0, whose="this run (quick, this machine)")
+    assert title.layout.title.text.startswith("This run (quick, this machine), per-record: ")
+
+
+def test_streaming_latency_title_names_whose_and_the_micro_batches_it_rests_on():
+    rows = [
+        {"variant": "per-batch", "trigger_interval_ms": t, "source_rate": 1_000.0,
+         "latency_p50_ms": p50, "latency_p99_ms": p50 * 2, "batches": n}
+        for t, p50, n in ((100.0, 2_818.0, 2), (3_000.0, 2_661.0, 2))
+    ]  # fmt: skip
+    fig = streaming.latency_figure(rows, whose="this run (quick, this machine)")
+    assert fig.layout.title.text == (
+        "This run (quick, this machine): p50 latency 2,818 ms at a 100 ms trigger interval, "
+        "2,661 ms at 3,000 ms (1,000 rows/s paced); 2 and 2 micro-batches"
+    )
 
 
 def test_cache_titles_state_the_hit_ratio_steps_and_the_speedups():
@@ -127,13 +151,20 @@ def test_cache_titles_state_the_hit_ratio_steps_and_the_speedups():
         for size, seed, x in ((250, 0.956, 0.93), (500, 1.87, 1.8), (1_000, 21.6, 25.0))
         for side in ("lru", "lru_batched")
     ]  # fmt: skip
-    result = SimpleNamespace(summary={"sweep": sweep, "by_cache_size": speedups})
+    result = SimpleNamespace(size="quick", summary={"sweep": sweep, "by_cache_size": speedups})
     assert state_cache.hit_ratio_curve_figure(result).layout.title.text == (
-        "Hit ratio 0% from 250, 50% from 500, 100% from 1,000 entries (FLIP-325's keys)"
+        "This run (quick, this machine), one run per size: hit ratio 0% from 250, 50% from 500, "
+        "99.95% from 1,000 entries (FLIP-325's keys)"
     )
+    # the claims' digits: two decimals below 10x, one above
     assert state_cache.cache_speedup_figure(result).layout.title.text == (
-        "FLIP-325's LRU: 0.93x / 1.80x / 25.00x RocksDB's job throughput "
-        "at 250 / 500 / 1,000 entries"
+        "This run (quick, this machine): FLIP-325's LRU 0.93x / 1.80x / 25.0x RocksDB's job "
+        "throughput at 250 / 500 / 1,000 entries (median of the rounds; the seed's beside)"
+    )
+    reference = {"size": "full", "summary": result.summary, "provenance": {
+        "measured_at": "2026-11-26T20:11:40Z", "machine": {"cpu": "Xeon", "cores": 2}}}  # fmt: skip
+    assert state_cache.cache_speedup_figure(reference).layout.title.text.startswith(
+        "The reference (full, measured 2026-11-26 on Xeon, 2 cores): FLIP-325's LRU 0.93x"
     )
 
 
@@ -145,8 +176,12 @@ def test_sorted_titles_state_job_time_ratios_and_memory_growth():
                                    "sorted": {"400": 1_000, "40000": 1_100}},
     }  # fmt: skip
     assert sorted_input._times_sorted(summary) == "RocksDB 2.14x sorted's job time, heap 0.84x"
-    title = sorted_input.memory_by_k_figure(SimpleNamespace(summary=summary)).layout.title.text
-    assert title == "K = 400 -> 40,000: the heap's traced peak grows 4.0x, sorted input's 1.1x"
+    run = SimpleNamespace(size="quick", summary=summary)
+    title = sorted_input.memory_by_k_figure(run).layout.title.text
+    assert title == (
+        "This run (quick, this machine), one traced run per K: K = 400 -> 40,000: the heap's "
+        "traced peak grows 4.0x, sorted input's 1.10x"
+    )
 
 
 def test_value_state_title_states_the_update_ratios():
@@ -156,8 +191,12 @@ def test_value_state_title_states_the_update_ratios():
         "ops_per_cpu_ms": ops, "warmup_ops_per_wall_ms": ops, "seed_ops_per_ms": ops,
         "heap_over_rocksdb_update": 26.76, "single_key_over_heap_update": 2.88,
     }  # fmt: skip
-    title = sorted_input.value_state_figure(SimpleNamespace(summary=summary)).layout.title.text
-    assert title == "ValueState, keys in order: valueUpdate heap 27x RocksDB, single-key 2.9x heap"
+    run = SimpleNamespace(size="quick", summary=summary)
+    title = sorted_input.value_state_figure(run).layout.title.text
+    assert title == (
+        "This run (quick, this machine): ValueState, keys in order, valueUpdate heap 26.8x "
+        "RocksDB, single-key 2.9x heap (medians of the runs; pale bars: the seed's)"
+    )
 
 
 def test_salting_titles_state_the_over_count_and_the_accounts_left_active():
@@ -199,12 +238,13 @@ def test_backlog_titles_state_the_fastest_catch_up_and_the_capacity_ceiling():
         }
     )
     assert backlog.catch_up_figure(curves).layout.title.text == (
-        "Fastest catch-up after the outage<br>"
+        "Simulated lines, measured dots<br>fastest simulated catch-up: "
         "Zipf, naive 2.25 h at P=8; Zipf, buffered 1.50 h at P=4"
     )
-    assert backlog.capacity_figure(curves).layout.title.text == (
-        "Capacity levels off where the busiest subtask is full<br>"
-        "Zipf, naive 181 records/s from P=4; "
+    whose = "this run (quick, this machine)"
+    assert backlog.capacity_figure(curves, whose=whose).layout.title.text == (
+        "This run (quick, this machine): simulated lines from its measured rates, measured "
+        "dots<br>highest simulated capacity: Zipf, naive 181 records/s from P=4; "
         "Zipf, buffered 900 records/s from P=4"
     )
 

@@ -1,29 +1,44 @@
 """Chapter 07's claims: the outage backlog (seed 002's S3 outage), catch-up against parallelism.
 
-Rates and capacities at parallelism 1 and 2 are measured on real runs; every other parallelism
-is simulated from them by routing the real keys through Flink's key groups.
+Rates and capacities at parallelism 1 and 2 are measured on real runs, in rounds; every other
+parallelism is simulated from them by routing the real keys through Flink's key groups, once
+per round on that round's rates, so that every simulated figure carries the spread of the rates
+it starts from (:mod:`skewlab.experiments.backlog`). The claims read those figures with their
+intervals: a claim is held only where every round's simulation agrees.
 """
 
 from __future__ import annotations
 
-from skewlab.experiments.claims import Claim, rows_of, summary_value
+from skewlab.experiments.backlog import CURVES, curve_key
+from skewlab.experiments.claims import Claim, estimate, rows_of, summary_value
 from skewlab.experiments.headlines import TOLERANCE  # the project's one tolerance
+from skewlab.experiments.intervals import Estimate
 
 __all__ = ["CLAIMS"]
 
+#: The curves the simulation's check covers, by their summary keys (its figures' names).
+_CHECKED = tuple(curve_key(label) for label, _, _ in CURVES)
 
-def _simulation_error(result):
-    checked = [
-        (r["curve"], r["capacity"] / r["measured_capacity"] - 1)
-        for r in rows_of(result)
-        if r.get("source") == "measured"
-        and r.get("measured_capacity")
-        and r["parallelism"] != 1  # P=1 is the measured rate the simulation starts from
-    ]
-    if not checked:
-        return None
-    curve, worst = max(checked, key=lambda c: abs(c[1]))
-    return {"worst": 100 * worst, "curve": curve, "points": len(checked)}
+
+def _simulated_over_measured(result, key: str):
+    """A curve's simulated over measured capacity at P=2, with its rounds' interval; from the
+    rows (one figure, no interval) for a result that predates it."""
+    found = estimate(result, f"{key}_simulated_over_measured_at_2")
+    if found is not None:
+        return found
+    for r in rows_of(result):
+        if (
+            curve_key(r.get("curve", "")) == key
+            and r.get("source") == "measured"
+            and r.get("parallelism") == 2
+            and r.get("measured_capacity")
+        ):
+            return Estimate(r["capacity"] / r["measured_capacity"], runs=1)
+    return None
+
+
+def _simulation_check(result):
+    return {key: _simulated_over_measured(result, key) for key in _CHECKED}
 
 
 CLAIMS = (
@@ -34,10 +49,13 @@ CLAIMS = (
             "With uniform keys, scaling out clears the backlog faster: the quickest catch-up "
             "is at more subtasks than the job's normal parallelism."
         ),
-        measured=("uniform, naive: quickest catch-up {hours:.2f} h at P={best}, normal P={normal}"),
+        measured=(
+            "uniform, naive, simulated from the measured rates: quickest catch-up {hours:.2f} h "
+            "at P={best:.0f}, normal P={normal}"
+        ),
         figures=lambda r: {
-            "hours": summary_value(r, "uniform_naive_best_hours"),
-            "best": summary_value(r, "uniform_naive_best_parallelism"),
+            "hours": estimate(r, "uniform_naive_best_hours"),
+            "best": estimate(r, "uniform_naive_best_parallelism"),
             "normal": summary_value(r, "normal_parallelism"),
         },
         check=lambda f: f["best"] > f["normal"],
@@ -52,12 +70,12 @@ CLAIMS = (
             "uniform keys reach."
         ),
         measured=(
-            "highest capacity: Zipf {zipf:,.0f} records/s against uniform {uniform:,.0f} "
-            "records/s (naive)"
+            "highest simulated capacity: Zipf {zipf:,.0f} records/s against uniform "
+            "{uniform:,.0f} records/s (naive)"
         ),
         figures=lambda r: {
-            "zipf": summary_value(r, "zipf_naive_capacity_ceiling"),
-            "uniform": summary_value(r, "uniform_naive_capacity_ceiling"),
+            "zipf": estimate(r, "zipf_naive_capacity_ceiling"),
+            "uniform": estimate(r, "uniform_naive_capacity_ceiling"),
         },
         check=lambda f: f["zipf"] < f["uniform"],
         seed="",
@@ -69,12 +87,12 @@ CLAIMS = (
         source="backlog",
         statement="Buffering lifts the hot key's ceiling: each of its records costs less.",
         measured=(
-            "highest capacity with Zipf keys: buffered {buffered:,.0f}, naive {naive:,.0f} "
-            "records/s"
+            "highest simulated capacity with Zipf keys: buffered {buffered:,.0f}, naive "
+            "{naive:,.0f} records/s"
         ),
         figures=lambda r: {
-            "buffered": summary_value(r, "zipf_buffered_capacity_ceiling"),
-            "naive": summary_value(r, "zipf_naive_capacity_ceiling"),
+            "buffered": estimate(r, "zipf_buffered_capacity_ceiling"),
+            "naive": estimate(r, "zipf_naive_capacity_ceiling"),
         },
         check=lambda f: f["buffered"] > f["naive"],
         seed="",
@@ -85,17 +103,27 @@ CLAIMS = (
         source="backlog",
         statement=(
             f"The simulated capacity agrees with the capacity measured at P=2 within "
-            f"{TOLERANCE:.0%}."
+            f"{TOLERANCE:.0%}, for every curve."
         ),
-        measured="largest difference {worst:+.1f} % ({curve}; {points} measured points)",
-        figures=_simulation_error,
-        check=lambda f: abs(f["worst"]) <= 100 * TOLERANCE,
+        measured=(
+            "simulated / measured capacity at P=2: uniform, naive {uniform_naive:.2f}x; Zipf, "
+            "naive {zipf_naive:.2f}x; Zipf, buffered {zipf_buffered:.2f}x"
+        ),
+        figures=_simulation_check,
+        check=lambda f: all(abs(f[key] - 1) <= TOLERANCE for key in _CHECKED),
         seed="",
         why=(
-            "The simulation divides the rate measured at P=1 by the busiest subtask's share; "
-            "at P=2 the real job also shares two cores between two subtasks and Spark, and a "
-            "buffered subtask's flushes change with the records it sees, which the model does "
-            "not include."
+            "The simulation divides the rate one subtask measured at P=1 (its savepoint's time "
+            "left out) by the busiest subtask's share of the records at P=2; the measured "
+            "capacity is the records over the busiest subtask's time inside its operator, a "
+            "wall-clock time. What the simulation leaves out can move the two apart: at P=2 "
+            "two Python workers and Spark's JVM share the machine's cores, and a subtask's "
+            "wall-clock time includes waiting for one; a subtask at P=2 holds the state of "
+            "fewer keys, which can make its state reads cheaper; a buffered subtask sees fewer "
+            "records of each key between two flushes; and a Python worker's first operator "
+            "call imports the sketch library inside the timed region, which the warm-up runs "
+            "are there to pay before the rounds -- at a small size that one cost is a large "
+            "share of a subtask's time."
         ),
     ),
 )
