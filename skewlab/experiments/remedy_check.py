@@ -7,16 +7,27 @@ Three workloads (the issue's): 100,000 views over 20,000 tweets uniform, over 20
 priced from. For each workload the doctor replays the views
 (:func:`~skewlab.experiments.subtask_replay.replay_subtasks`) and prices every remedy
 (:func:`~skewlab.experiments.remedies.predict_remedies`, bounded input: sorted input is
-eligible); then each remedy runs for real ``runs`` times at the same parallelism, after one
-unmeasured run of each (as the profile's runs), and its job throughput net of start-up (the
-seed's measure, as the profile's) is its median.
+eligible); then each remedy runs for real at the same parallelism, in ``runs`` rounds after one
+unmeasured run of each (:mod:`skewlab.experiments.rounds`), over the views at two sizes. Its
+measured throughput is the profile's measure (like for like): one over the job's cost per
+record, the slope between the two sizes, so the job's fixed costs cancel as they do in the
+prices; a remedy's figure is the median over the rounds with its bootstrap interval.
 
 Checked, per workload: records per subtask predicted == the naive run's records in, exactly;
 the cache's hit ratio predicted within 1 point of the measured; the buffer's flushed keys
-predicted == the measured state reads; per remedy, predicted throughput within 25 % of the
-measured; the ranking of remedies predicted == measured (``ranking_equal``), and, where two
-remedies' measured min..max ranges overlap (the measurement cannot order them), in the same
-order on every pair it can (``ranking_consistent``).
+predicted == the measured state reads (counts: every run counts alike); per remedy, predicted
+over measured throughput, with the interval the measured one gives it, within 25 %; and every
+pair of remedies in the predicted order, where the runs can order them. Two remedies whose
+measured intervals overlap cannot be ordered by the runs, so a ranking over them is neither
+confirmed nor contradicted: the summary counts the pairs the runs order as predicted, against
+the prediction, and neither.
+
+The summary's verdict figures, each with its interval (``summary["intervals"]``):
+``predictions_within_tolerance`` (of ``predictions``): the predictions within the tolerance at
+the measured medians, from those surely within (their whole interval) to those possibly within
+(any of it); ``ranking_disagreements`` (of ``ranking_pairs``): the pairs whose measured medians
+are in the opposite order to the prediction, from those the runs surely order against it to
+those they may.
 
 Example::
 
@@ -27,30 +38,35 @@ Example::
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from skewlab.aggregates.digest import result_digest
-from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.experiments.chapters import resolve_runs, size_settings
+from skewlab.experiments.intervals import BOOTSTRAP, Estimate, median_estimate
 from skewlab.experiments.remedies import predict_remedies
-from skewlab.experiments.remedy_costs import load_cost_profile, remedies, warm_up
+from skewlab.experiments.remedy_costs import load_cost_profile, remedies
 from skewlab.experiments.results import BenchResult, spread
-from skewlab.experiments.startup import StartUp, net_rate
+from skewlab.experiments.rounds import SlopeInput, measure_rounds, slope_fields, warm_up
 from skewlab.experiments.subtask_replay import replay_subtasks, salted_stage_one_loads
-from skewlab.inputs.views import ViewSpec, generate_views
-from skewlab.strategies import run_strategy
+from skewlab.inputs.views import ViewSpec
 from skewlab.validation import check_whole
 
 __all__ = [
     "EXPERIMENT",
     "HEADLINES",
+    "MEASURE",
     "SECTION",
     "TOLERANCE",
+    "measured_interval",
+    "ranking_disagreements",
     "run_experiment",
     "run_section",
+    "summarize",
+    "within_tolerance",
     "workloads",
 ]
 
@@ -61,6 +77,8 @@ HEADLINES: dict[str, float | None] = {}
 TOLERANCE = 0.25
 #: The hit ratio predicted within this many points of the measured.
 HIT_RATIO_POINTS = 1.0
+#: The measured throughput: one over the job's per-record cost by slope (the profile's measure).
+MEASURE = "job_records_per_second"
 
 
 def workloads(n_views: int, n_users: int, tweets: int, seed: int = 1) -> dict[str, ViewSpec]:
@@ -110,102 +128,162 @@ def run_experiment(
         desc=EXPERIMENT,
         disable=not progress,
     )
-    startup = StartUp(spark, compared, job, settings["n_users"], 1)
-    startup.warm_up(bar)
-    workloads_run = []
-    for name, spec in specs.items():
-        views = generate_views(spark, spec).cache()
-        views.count()
-        reference = result_digest(spark_reference_aggregate(views))
-        bar.set_postfix_str(f"{name}: the doctor's prediction")
-        replay = replay_subtasks(
-            views, "tweet_id", parallelism=p, cache_entries=profile["cache_entries"],
-            buffer_max_count=profile["buffer"]["max_count"],
-        )  # fmt: skip
-        loads = salted_stage_one_loads(views, "tweet_id", salt_buckets=p, parallelism=p)
-        predicted = predict_remedies(replay, loads, profile, bounded=True, salt_buckets=p)
-        warm_up(views, compared, job, spark)
-        runs_here = []
-        for run in range(runs):
-            for remedy, strategy in compared.items():
-                bar.set_postfix_str(f"{name}, {remedy}")
-                startup.sample(remedy)
-                bar.update()
-                result, _ = run_strategy(views, strategy, job, spark)
-                runs_here.append((remedy, run, result, result.result_digest == reference))
-                bar.update()
-        views.unpersist()
-        workloads_run.append((name, replay, predicted, runs_here))
-    bar.close()
-    startup.close()
-    seconds = startup.seconds()
+    warm_up(spark, compared, job, n_users=settings["n_users"], bar=bar)
     rows, checks = [], []
-    for name, replay, predicted, runs_here in workloads_run:
-        measured: dict[str, list] = {}
-        for remedy, run, result, matches in runs_here:
-            rows.append({
-                "experiment": EXPERIMENT, "workload": name, "remedy": remedy, "run": run,
-                "parallelism": p, "records_in": result.records_in,
-                "job_seconds": result.wall_seconds, "startup_seconds": seconds[remedy],
-                "net_job_seconds": result.wall_seconds - seconds[remedy],
-                "job_records_per_second_net_of_startup": net_rate(
-                    result.records_processed, result.wall_seconds, seconds[remedy]),
-                "subtask_records": [s["records"] for s in sorted(
-                    result.subtasks, key=lambda s: s["subtask"])],
-                "state_reads": result.state_reads, "cache_hit_ratio": result.cache_hit_ratio,
-                "digest_matches_reference": matches,
-            })  # fmt: skip
-            measured.setdefault(remedy, []).append(rows[-1])
+    for name, spec in specs.items():
+        with SlopeInput(spark, spec) as views:
+            bar.set_postfix_str(f"{name}: the doctor's prediction")
+            # the doctor predicts the larger run, the one whose records the slope is scaled to
+            replay = replay_subtasks(
+                views.large, "tweet_id", parallelism=p, cache_entries=profile["cache_entries"],
+                buffer_max_count=profile["buffer"]["max_count"],
+            )  # fmt: skip
+            loads = salted_stage_one_loads(views.large, "tweet_id", salt_buckets=p, parallelism=p)
+            predicted = predict_remedies(replay, loads, profile, bounded=True, salt_buckets=p)
+            measured: dict[str, list[dict]] = {}
+            for run in measure_rounds(
+                spark, compared, job, views, runs, bar=bar, label=f"{name}, "
+            ):
+                rows.append(_row(name, run, p))
+                measured.setdefault(run.side, []).append(rows[-1])
         checks.append(_check(name, replay, predicted, measured))
-    summary = {
-        "cost_profile": {k: profile[k] for k in ("source", "machine", "parallelism")},
+    bar.close()
+    summary = summarize(checks, rows, runs)
+    summary.update(
+        cost_profile={k: profile[k] for k in ("source", "machine", "parallelism")}, parallelism=p
+    )
+    return BenchResult(EXPERIMENT, size, rows, summary)
+
+
+def summarize(checks: Sequence[Mapping[str, Any]], rows: Sequence[Mapping], runs: int) -> dict:
+    """The check's summary: per workload its check (:func:`_check`), and over all of them the
+    verdict figures with their intervals (``summary["intervals"]``): the predictions within
+    the tolerance (:func:`within_tolerance`) and the pairs of remedies measured against the
+    ranking (:func:`ranking_disagreements`) -- ``None`` where a remedy went unmeasured
+    (``unmeasured``: no round's job took longer over all the views than over a quarter).
+
+    Example::
+
+        >>> summarize([], [], 3)["predictions"], summarize([], [], 3)["runs"]
+        (0, 3)
+    """
+    unmeasured = sorted({remedy for c in checks for remedy in c.get("unmeasured", [])})
+    within = None if unmeasured else within_tolerance(checks, runs)
+    disagreements = None if unmeasured else ranking_disagreements(checks, runs)
+    return {
+        "headline_measure": MEASURE,
+        "runs": runs,
         "tolerance": TOLERANCE,
-        "workloads": checks,
+        "workloads": list(checks),
+        # a verdict over every remedy needs every remedy measured
+        "unmeasured": unmeasured,
+        "predictions": sum(len(c["remedies"]) for c in checks),
+        "predictions_within_tolerance": None if within is None else within.value,
+        "ranking_pairs": sum(len(c["ranking_pairs"]) for c in checks),
+        "ranking_disagreements": None if disagreements is None else disagreements.value,
+        "intervals": {
+            key: est.to_json()
+            for key, est in (
+                ("predictions_within_tolerance", within),
+                ("ranking_disagreements", disagreements),
+            )
+            if est is not None
+        },
         "all_within_tolerance": all(c["all_within_tolerance"] for c in checks),
         "all_rankings_equal": all(c["ranking_equal"] for c in checks),
         "all_rankings_consistent": all(c["ranking_consistent"] for c in checks),
         "all_digests_match": all(r["digest_matches_reference"] for r in rows),
-        "startup_seconds": seconds,
-        "startup_samples": startup.samples(),
-        "parallelism": p,
     }
-    return BenchResult(EXPERIMENT, size, rows, summary)
+
+
+def _row(workload: str, run, parallelism: int) -> dict[str, Any]:
+    """One remedy's round on one workload: the slope's fields and the larger run's counts."""
+    result = run.large
+    return {
+        "experiment": EXPERIMENT,
+        "workload": workload,
+        "remedy": run.side,
+        **slope_fields(run),
+        "parallelism": parallelism,
+        "records_in": result.records_in,
+        "subtask_records": [s["records"] for s in sorted(result.subtasks,
+                                                         key=lambda s: s["subtask"])],
+        "state_reads": result.state_reads,
+        "cache_hit_ratio": result.cache_hit_ratio,
+    }  # fmt: skip
+
+
+def measured_interval(entry: Mapping[str, Any], runs: int = 1) -> Estimate | None:
+    """A remedy's measured throughput on one workload (an entry of a workload's ``remedies``)
+    as an :class:`~skewlab.experiments.intervals.Estimate`: its bootstrap interval over the
+    rounds, or -- for a summary that kept only the runs' min..max -- that range over ``runs``
+    runs; ``None`` for a remedy the runs did not measure.
+
+    Example::
+
+        >>> measured_interval({"measured_records_per_second": 10.0,
+        ...                    "measured_spread": [9.0, 12.0]}, runs=5).text(".0f")
+        '10 [9..12], 5 runs'
+    """
+    if entry.get("measured_records_per_second") is None:
+        return None
+    stored = entry.get("measured_interval")
+    if stored is not None:
+        return Estimate.from_json(stored)
+    low, high = entry["measured_spread"]
+    value = entry["measured_records_per_second"]
+    if runs < 2 or low == high:
+        return Estimate(value, runs=runs)
+    return Estimate(value, low, high, runs, "min..max")
+
+
+def _over(predicted: float, measured: Estimate) -> Estimate:
+    """Predicted over measured, with the interval the measured one gives it."""
+    if not measured.has_interval or measured.low <= 0:
+        return Estimate(predicted / measured.value, runs=measured.runs)
+    return Estimate(
+        predicted / measured.value,
+        predicted / measured.high,
+        predicted / measured.low,
+        measured.runs,
+        measured.method,
+    )
 
 
 def _check(name: str, replay, predicted, measured) -> dict[str, Any]:
-    """One workload's predictions beside its measurements."""
+    """One workload's predictions beside its measurements (``measured``: per remedy, its
+    rounds' rows)."""
     rates = {
-        remedy: spread(r["job_records_per_second_net_of_startup"] for r in rows)
-        for remedy, rows in measured.items()
+        remedy: median_estimate([r[MEASURE] for r in rows]) for remedy, rows in measured.items()
     }
-    throughput = {remedy: s["median"] for remedy, s in rates.items()}
-    unmeasured = [remedy for remedy, rate in throughput.items() if rate is None]
-    if unmeasured:
-        raise RuntimeError(
-            f"{name}: every run of {', '.join(unmeasured)} was shorter than its start-up; "
-            "use more views (a larger --size)"
-        )
     remedies_out = []
     for row in predicted["remedies"]:
-        got = throughput[row["remedy"]]
+        got = rates[row["remedy"]]
+        if got is None:  # no round's job took longer over all the views than over a quarter
+            remedies_out.append({
+                "remedy": row["remedy"],
+                "predicted_records_per_second": row["records_per_second"],
+                "measured_records_per_second": None, "measured_interval": None,
+                "measured_spread": [None, None], "predicted_over_measured": None,
+                "predicted_over_measured_interval": None, "within_tolerance": None,
+            })  # fmt: skip
+            continue
+        ratio = _over(row["records_per_second"], got)
+        rounds = spread(r[MEASURE] for r in measured[row["remedy"]])
         remedies_out.append({
             "remedy": row["remedy"],
             "predicted_records_per_second": row["records_per_second"],
-            "measured_records_per_second": got,
-            "measured_spread": [rates[row["remedy"]]["min"], rates[row["remedy"]]["max"]],
-            "predicted_over_measured": row["records_per_second"] / got,
-            "within_tolerance": abs(row["records_per_second"] / got - 1) <= TOLERANCE,
+            "measured_records_per_second": got.value,
+            "measured_interval": got.to_json(),
+            "measured_spread": [rounds["min"], rounds["max"]],
+            "predicted_over_measured": ratio.value,
+            "predicted_over_measured_interval": ratio.to_json(),
+            "within_tolerance": abs(ratio.value - 1) <= TOLERANCE,
         })  # fmt: skip
+    throughput = {remedy: rate.value for remedy, rate in rates.items() if rate is not None}
     measured_ranking = sorted(throughput, key=lambda r: -throughput[r])
-    spreads = {r["remedy"]: r["measured_spread"] for r in remedies_out}
-    position = {name: i for i, name in enumerate(predicted["ranking"])}
-    # every pair the measurement tells apart (min..max ranges apart) in the predicted order
-    disagreements = [
-        (a, b)
-        for a in throughput
-        for b in throughput
-        if spreads[a][0] > spreads[b][1] and position[a] > position[b]
-    ]
+    ranked = [remedy for remedy in predicted["ranking"] if remedy in throughput]
+    pairs = _pairs(ranked, {r["remedy"]: r for r in remedies_out})
     naive = measured["naive_rocksdb"][0]["subtask_records"]
     cached_ratio = measured["cached"][0]["cache_hit_ratio"] or 0.0
     predicted_ratio = replay["cache"]["hit_ratio"] or 0.0
@@ -219,15 +297,119 @@ def _check(name: str, replay, predicted, measured) -> dict[str, Any]:
         "hit_ratio_within_1_point": abs(predicted_ratio - cached_ratio) * 100 <= HIT_RATIO_POINTS,
         "flushed_keys_predicted": replay["buffer"]["flush_keys"],
         "flushed_keys_measured": measured["buffered"][0]["state_reads"],
+        # a flush on the buffer's timer, not its count, would make a round differ
+        "flushed_keys_measured_rounds": [r["state_reads"] for r in measured["buffered"]],
         "remedies": remedies_out,
+        # remedies whose job time by slope the runs could not give (within their noise)
+        "unmeasured": [remedy for remedy, rate in rates.items() if rate is None],
         "all_within_tolerance": all(r["within_tolerance"] for r in remedies_out),
         "ranking_predicted": predicted["ranking"],
         "ranking_measured": measured_ranking,
         "ranking_equal": predicted["ranking"] == measured_ranking,
-        "ranking_consistent": not disagreements,
-        "ranking_disagreements": disagreements,
+        "ranking_pairs": pairs,
+        "ranking_consistent": not any(p["runs_say"] == "against" for p in pairs),
+        "ranking_disagreements": [
+            (p["slower"], p["faster"]) for p in pairs if p["runs_say"] == "against"
+        ],
         "recommended": predicted["best"],
     }
+
+
+def _pairs(ranking: Sequence[str], entries: Mapping[str, Mapping[str, Any]], runs: int = 1):
+    """Every pair of ranked remedies, the one predicted faster first, and what the runs say:
+    ``as predicted`` (its measured interval wholly above the other's), ``against`` (wholly
+    below) or ``untold`` (the intervals overlap: the runs cannot order the two)."""
+    out = []
+    for faster, slower in itertools.combinations(ranking, 2):
+        a, b = measured_interval(entries[faster], runs), measured_interval(entries[slower], runs)
+        if a.has_interval and b.has_interval and a.low > b.high:
+            says = "as predicted"
+        elif a.has_interval and b.has_interval and a.high < b.low:
+            says = "against"
+        else:
+            says = "untold"
+        out.append({
+            "faster": faster, "slower": slower, "runs_say": says,
+            "medians_agree": a.value >= b.value,
+        })  # fmt: skip
+    return out
+
+
+def _runs_of(workload: Mapping[str, Any], runs: int) -> int:
+    found = [measured_interval(r, runs).runs for r in workload["remedies"]]
+    return min(found, default=runs)
+
+
+def within_tolerance(checks: Sequence[Mapping[str, Any]], runs: int = 1) -> Estimate:
+    """How many predictions, over every workload, lie within :data:`TOLERANCE` of the measured
+    throughput: at the measured medians, with the interval from those whose whole
+    predicted / measured interval lies within (surely) to those with any of it within
+    (possibly). No interval where a measurement has none (one round). ``runs``: the rounds of a
+    summary that kept only min..max (see :func:`measured_interval`).
+
+    Example::
+
+        >>> entry = {"predicted_records_per_second": 100.0, "measured_records_per_second": 90.0,
+        ...          "measured_interval": {"value": 90.0, "low": 70.0, "high": 100.0,
+        ...                                "runs": 3, "method": "bootstrap"}}
+        >>> within_tolerance([{"remedies": [entry]}]).text(".0f")
+        '1 [0..1], 3 runs'
+    """
+    value = surely = possibly = 0
+    bare = False
+    for check in checks:
+        for entry in check["remedies"]:
+            measured = measured_interval(entry, runs)
+            ratio = _over(entry["predicted_records_per_second"], measured)
+            value += abs(ratio.value - 1) <= TOLERANCE
+            if not ratio.has_interval:
+                bare = True
+                continue
+            surely += ratio.low >= 1 - TOLERANCE and ratio.high <= 1 + TOLERANCE
+            possibly += ratio.high >= 1 - TOLERANCE and ratio.low <= 1 + TOLERANCE
+    fewest = min((_runs_of(c, runs) for c in checks), default=runs)
+    if bare:
+        return Estimate(float(value), runs=fewest)
+    return Estimate(float(value), float(surely), float(possibly), fewest, BOOTSTRAP)
+
+
+def ranking_disagreements(checks: Sequence[Mapping[str, Any]], runs: int = 1) -> Estimate:
+    """How many pairs of remedies, over every workload, the measurement puts in the opposite
+    order to the doctor's ranking: at the measured medians, with the interval from the pairs
+    the runs surely order against it (measured intervals apart) to those they may (apart
+    against it, or overlapping). A pair whose intervals overlap is never counted as agreeing:
+    a ranking over it cannot be called. No interval where a measurement has none (one round).
+
+    Example::
+
+        >>> def entry(name, low, value, high):
+        ...     return {"remedy": name, "measured_records_per_second": value,
+        ...             "measured_interval": {"value": value, "low": low, "high": high,
+        ...                                   "runs": 3, "method": "bootstrap"}}
+        >>> overlapping = {"ranking_predicted": ["a", "b"],
+        ...                "remedies": [entry("a", 9.0, 10.0, 12.0), entry("b", 8.0, 11.0, 13.0)]}
+        >>> ranking_disagreements([overlapping]).text(".0f")
+        '1 [0..1], 3 runs'
+        >>> apart = {"ranking_predicted": ["a", "b"],
+        ...          "remedies": [entry("a", 20.0, 21.0, 22.0), entry("b", 8.0, 11.0, 13.0)]}
+        >>> ranking_disagreements([apart]).text(".0f")
+        '0 [0..0], 3 runs'
+    """
+    value = surely = possibly = 0
+    bare = False
+    for check in checks:
+        entries = {r["remedy"]: r for r in check["remedies"]}
+        for pair in _pairs(check["ranking_predicted"], entries, runs):
+            a = measured_interval(entries[pair["faster"]], runs)
+            b = measured_interval(entries[pair["slower"]], runs)
+            value += not pair["medians_agree"]
+            bare = bare or not (a.has_interval and b.has_interval)
+            surely += pair["runs_say"] == "against"
+            possibly += pair["runs_say"] != "as predicted"
+    fewest = min((_runs_of(c, runs) for c in checks), default=runs)
+    if bare:
+        return Estimate(float(value), runs=fewest)
+    return Estimate(float(value), float(surely), float(possibly), fewest, BOOTSTRAP)
 
 
 #: The registry's part that says at which sizes notebook 09 runs this check itself.

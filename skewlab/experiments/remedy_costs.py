@@ -5,17 +5,20 @@ Every remedy the doctor weighs -- the naive keyed reduce on the heap and on Rock
 the LRU cache over RocksDB, salting, sorted input -- runs as skewlab runs it (seed 000's view
 count: per tweet, two HLL sketches) over uniform view sets whose cardinality sets how many records
 each key has (100,000 views over 20,000 tweets: 5 per key; over 20 tweets: 5,000), at the
-doctor's parallelism, ``runs`` times each after one unmeasured run of every remedy over the
-same views; each run's digest is checked against
-Spark SQL's. The measure is the seed's own: **job time net of start-up** (the same strategy over
-no views, sampled before each run as :mod:`skewlab.experiments.startup` takes it). The profile
-derived from the runs (``summary["cost_profile"]``):
+doctor's parallelism, in ``runs`` rounds after one unmeasured run of every remedy
+(:mod:`skewlab.experiments.rounds`); each run's digest is checked against Spark SQL's. The
+measure is the seed's own, **job time**, with its fixed part (Spark's job start, the Python
+worker, the collect) cancelled rather than estimated: every round runs each remedy over the same
+views at two sizes (a quarter of the views, then all of them) and the job's cost per record is
+the slope between the two; ``job_seconds_by_slope`` is that cost times the records of the
+larger run, the job's time without its fixed part. The profile derived from the runs
+(``summary["cost_profile"]``):
 
 ==============  ============================================================================
-``per_record_us``  per remedy and density (records per key): net job time over the busiest
-                subtask's records, in us -- everything a record costs the job (Spark's source,
-                key group, shuffle, Arrow, the operator, the emission, the collect) on the
-                subtask that decides the job's time
+``per_record_us``  per remedy and density (records per key): job time by slope over the
+                busiest subtask's records, in us -- everything a record costs the job (Spark's
+                source, key group, shuffle, Arrow, the operator, the emission, the collect) on
+                the subtask that decides the job's time
 ``miss_us``     the cache's extra job time per miss over the heap (a RocksDB read, an
                 eviction's write-back), fitted through the origin over the cardinalities
 ``buffer``      the buffer's job time per record taken in and per flushed key (one state read
@@ -45,28 +48,29 @@ from typing import Any
 
 import numpy as np
 
-from skewlab.aggregates.digest import result_digest
-from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import resolve_runs, size_settings
+from skewlab.experiments.intervals import median_estimate
 from skewlab.experiments.results import BenchResult, latest_result
-from skewlab.experiments.startup import StartUp
+from skewlab.experiments.rounds import SlopeInput, measure_rounds, slope_fields, warm_up
 from skewlab.experiments.subtask_replay import (
     DEFAULT_BUFFER_MAX_COUNT,
     DEFAULT_CACHE_ENTRIES,
     bucket_records_per_key,
     replay_subtasks,
 )
-from skewlab.inputs.views import ViewSpec, generate_views
-from skewlab.strategies import Buffered, Cached, Naive, Salted, Sorted, run_strategy
+from skewlab.inputs.views import ViewSpec
+from skewlab.strategies import Buffered, Cached, Naive, Salted, Sorted
 from skewlab.validation import check_whole
 
 __all__ = [
     "EXPERIMENT",
     "HEADLINES",
+    "MEASURE",
     "REMEDIES",
+    "NoCostPerRecord",
     "cost_profile",
     "load_cost_profile",
     "remedies",
@@ -74,6 +78,8 @@ __all__ = [
 ]
 
 EXPERIMENT = "remedy_costs"
+#: What the profile's job times are: the per-record cost by slope times the larger run's records.
+MEASURE = "job_seconds_by_slope"
 #: The remedies priced, in display order.
 REMEDIES = ("naive_heap", "naive_rocksdb", "buffered", "cached", "salted", "sorted")
 #: The remedies whose cost per record is priced by the density of the record's key (the
@@ -85,6 +91,11 @@ HEADLINES: dict[str, float | None] = {}
 SIZES_PREFERRED = ("full", "quick", "tiny")
 #: The buffer's trigger interval in the profile's runs (skewlab's ``buffered`` default).
 TRIGGER_INTERVAL_MS = 100.0
+
+
+class NoCostPerRecord(RuntimeError):
+    """A remedy's job took no longer over all the views than over a quarter of them: the two
+    sizes' times within their noise, so the runs give it no cost per record to price with."""
 
 
 def remedies(parallelism: int, cache_entries: int = DEFAULT_CACHE_ENTRIES) -> dict[str, Any]:
@@ -141,51 +152,28 @@ def run_experiment(
 
     spark = spark or get_spark()
     bar = tqdm(
-        total=len(compared) * (1 + 2 * len(cards) * runs),  # warm-ups not counted
+        total=len(compared) * (1 + 2 * len(cards) * runs),
         desc=EXPERIMENT,
         disable=not progress,
     )
-    startup = StartUp(spark, compared, job, n_users, seed)
-    startup.warm_up(bar)
-    measured: list[tuple] = []
+    warm_up(spark, compared, job, n_users=n_users, seed=seed, bar=bar)
+    rows: list[dict] = []
     densities: dict[str, dict] = {}
     for spec in specs:
-        views = generate_views(spark, spec).cache()
-        views.count()
-        reference = result_digest(spark_reference_aggregate(views))
-        replay = replay_subtasks(views, "tweet_id", parallelism=p)
-        densities[str(spec.n_tweets)] = max(replay["subtasks"], key=lambda s: s["records"])[
-            "density"
-        ]
-        warm_up(views, compared, job, spark)
-        for run in range(runs):
-            for name, strategy in compared.items():
-                bar.set_postfix_str(f"{spec.n_tweets} keys, {name}")
-                startup.sample(name)
-                bar.update()
-                result, _ = run_strategy(views, strategy, job, spark)
-                measured.append((name, spec, run, result, reference))
-                bar.update()
-        views.unpersist()
+        with SlopeInput(spark, spec) as views:
+            # the busiest subtask's keys by density, in the larger run's views (the one priced)
+            replay = replay_subtasks(views.large, "tweet_id", parallelism=p)
+            densities[str(spec.n_tweets)] = max(replay["subtasks"], key=lambda s: s["records"])[
+                "density"
+            ]
+            for run in measure_rounds(
+                spark, compared, job, views, runs, bar=bar, label=f"{spec.n_tweets} keys, "
+            ):
+                rows.append(_row(run, spec))
     bar.close()
-    startup.close()
-    seconds = startup.seconds()
-    rows = [_row(name, spec, run, result, seconds[name], ref)
-            for name, spec, run, result, ref in measured]  # fmt: skip
     summary = summarize(rows, densities)
-    summary.update(
-        startup_seconds=seconds, startup_samples=startup.samples(), parallelism=p,
-        n_views=n_views, seed=seed,
-    )  # fmt: skip
+    summary.update(parallelism=p, n_views=n_views, seed=seed)
     return BenchResult(EXPERIMENT, size, rows, summary)
-
-
-def warm_up(views, compared: dict[str, Any], job: JobConfig, spark) -> None:
-    """One unmeasured run of every remedy over these views: the first runs over a new view set
-    are slower (its cached blocks, the workers' code paths), and whichever view set came first
-    would otherwise pay it alone."""
-    for strategy in compared.values():
-        run_strategy(views, strategy, job, spark)
 
 
 def _busiest(subtasks: list[dict], stage: str | None = None) -> dict[str, int]:
@@ -195,22 +183,23 @@ def _busiest(subtasks: list[dict], stage: str | None = None) -> dict[str, int]:
     return {"records": top["records"], "state_reads": top["state_reads"]}
 
 
-def _row(name: str, spec: ViewSpec, run: int, result, startup: float, reference: str) -> dict:
+def _row(run, spec: ViewSpec) -> dict:
+    """One remedy's round at one cardinality: the slope's fields (both sizes' job times, the
+    per-record cost, both digests checked) and the larger run's counts on its busiest
+    subtask."""
+    result = run.large
     stages = sorted({s["stage"] for s in result.subtasks})
     busiest = _busiest(result.subtasks, stages[-1])
     first = _busiest(result.subtasks, stages[0])
     return {
         "experiment": EXPERIMENT,
-        "remedy": name,
+        "remedy": run.side,
         "cardinality": spec.n_tweets,
         "records_per_key": spec.n_views / spec.n_tweets,
-        "run": run,
+        **slope_fields(run),
         "parallelism": result.parameters["parallelism"],
         "records_in": result.records_in,
         "records_out": result.records_out,
-        "job_seconds": result.wall_seconds,
-        "startup_seconds": startup,
-        "net_job_seconds": result.wall_seconds - startup,
         "busiest_records": busiest["records"],
         # the cache's misses and the buffer's flushed keys are the state reads they make
         "busiest_state_reads": busiest["state_reads"],
@@ -218,31 +207,57 @@ def _row(name: str, spec: ViewSpec, run: int, result, startup: float, reference:
         "cache_misses": result.cache_misses,
         "buffer_flushes": result.buffer_flushes,
         "latency_p99_ms": result.latency_p99_ms,
-        "digest_matches_reference": result.result_digest == reference,
     }
 
 
 def _median(rows, remedy: str, card: int, field: str) -> float:
-    return statistics.median(
-        r[field] for r in rows if r["remedy"] == remedy and r["cardinality"] == card
-    )
+    present = [
+        r[field]
+        for r in rows
+        if r["remedy"] == remedy and r["cardinality"] == card and r[field] is not None
+    ]
+    value = statistics.median(present) if present else None
+    if field == MEASURE and (value is None or value <= 0):
+        raise NoCostPerRecord(
+            f"{remedy} at {card:,} keys: the job took no longer over all the views than over a "
+            "quarter of them (the two sizes' times within their noise), so it has no cost per "
+            "record; use more views (a larger --size)"
+        )
+    return value
 
 
 def summarize(rows, densities: dict[str, dict] | None = None) -> dict[str, Any]:
-    """The cost profile (see the module doc) and, per remedy and cardinality, the median net
-    job time; ``all_digests_match``."""
+    """The cost profile (see the module doc; ``None``, with ``cost_profile_error`` saying why,
+    where a remedy's runs gave no cost per record: :class:`NoCostPerRecord`); per remedy and
+    cardinality the median ``job_seconds_by_slope``
+    (``summary["intervals"]["job_seconds_by_slope_<remedy>_<keys>"]``: its bootstrap interval
+    over the rounds); ``runs``; ``all_digests_match``."""
+    cards = sorted({r["cardinality"] for r in rows})
+    present = [name for name in REMEDIES if any(r["remedy"] == name for r in rows)]
+    intervals: dict[str, Any] = {}
+    by_slope: dict[str, dict[str, float | None]] = {}
+    for name in present:
+        by_slope[name] = {}
+        for k in cards:
+            est = median_estimate(
+                [r[MEASURE] for r in rows if r["remedy"] == name and r["cardinality"] == k]
+            )
+            by_slope[name][str(k)] = None if est is None else est.value
+            if est is not None:
+                intervals[f"{MEASURE}_{name}_{k}"] = est.to_json()
+    try:
+        profile, error = cost_profile(rows, densities), None
+    except NoCostPerRecord as failed:
+        profile, error = None, str(failed)
     return {
+        "headline_measure": MEASURE,
+        "runs": max((r["run"] for r in rows), default=-1) + 1,
         "all_digests_match": all(r["digest_matches_reference"] for r in rows),
-        "cost_profile": cost_profile(rows, densities),
+        "cost_profile": profile,
+        "cost_profile_error": error,
         "densities": densities,
-        "net_job_seconds": {
-            name: {
-                str(k): _median(rows, name, k, "net_job_seconds")
-                for k in sorted({r["cardinality"] for r in rows})
-            }
-            for name in REMEDIES
-            if any(r["remedy"] == name for r in rows)
-        },
+        MEASURE: by_slope,
+        "intervals": intervals,
     }
 
 
@@ -270,7 +285,8 @@ def _solve_per_record(records_per_key, seconds, histograms) -> list[float] | Non
 
 
 def cost_profile(rows, densities: dict[str, dict] | None = None) -> dict[str, Any]:
-    """Per-record costs from the runs (see the module doc), medians over runs. ``densities``:
+    """Per-record costs from the runs (see the module doc), medians over the rounds of each
+    run's ``job_seconds_by_slope`` (the job's time without its fixed part). ``densities``:
     per cardinality, the busiest subtask's records by density bucket (from
     :func:`~skewlab.experiments.subtask_replay.replay_subtasks`); with them the per-record costs
     are solved so that pricing each view set's own records gives back its measured time
@@ -279,7 +295,7 @@ def cost_profile(rows, densities: dict[str, dict] | None = None) -> dict[str, An
 
     Example::
 
-        >>> rows = [dict(remedy=r, cardinality=2, records_per_key=50.0, net_job_seconds=1.0,
+        >>> rows = [dict(remedy=r, cardinality=2, records_per_key=50.0, job_seconds_by_slope=1.0,
         ...              busiest_records=60, busiest_state_reads=30, stage_one_busiest_records=50,
         ...              latency_p99_ms=0.01, parallelism=2) for r in REMEDIES]
         >>> cost_profile(rows)["per_record_us"]["naive_heap"]
@@ -292,7 +308,7 @@ def cost_profile(rows, densities: dict[str, dict] | None = None) -> dict[str, An
         return _median(rows, remedy, k, field)
 
     def per_record(remedy: str) -> list[float]:
-        seconds = [med(remedy, k, "net_job_seconds") for k in cards]
+        seconds = [med(remedy, k, MEASURE) for k in cards]
         if densities is not None:
             solved = _solve_per_record(density, seconds, [densities[str(k)] for k in cards])
             if solved is not None:
@@ -303,8 +319,7 @@ def cost_profile(rows, densities: dict[str, dict] | None = None) -> dict[str, An
 
     per_record_us = {name: per_record(name) for name in DENSITY_PRICED}
     # the cache's misses over the heap: extra time per miss, through the origin
-    extra = np.array([med("cached", k, "net_job_seconds") - med("naive_heap", k, "net_job_seconds")
-                      for k in cards])  # fmt: skip
+    extra = np.array([med("cached", k, MEASURE) - med("naive_heap", k, MEASURE) for k in cards])
     misses = np.array([med("cached", k, "busiest_state_reads") for k in cards], dtype=float)
     miss_us = float(extra @ misses / (misses @ misses) * 1e6) if misses.any() else None
     # the buffer: time per record by how many records a flush folds per key (records over
@@ -312,12 +327,11 @@ def cost_profile(rows, densities: dict[str, dict] | None = None) -> dict[str, An
     folded = [med("buffered", k, "busiest_records") / med("buffered", k, "busiest_state_reads")
               for k in cards]  # fmt: skip
     buffered_us = [
-        med("buffered", k, "net_job_seconds") / med("buffered", k, "busiest_records") * 1e6
-        for k in cards
+        med("buffered", k, MEASURE) / med("buffered", k, "busiest_records") * 1e6 for k in cards
     ]
     order = np.argsort(folded)
     stage_one = [
-        (med("salted", k, "net_job_seconds") - med("naive_rocksdb", k, "net_job_seconds"))
+        (med("salted", k, MEASURE) - med("naive_rocksdb", k, MEASURE))
         / med("salted", k, "stage_one_busiest_records")
         * 1e6
         for k in cards
@@ -345,8 +359,8 @@ def cost_profile(rows, densities: dict[str, dict] | None = None) -> dict[str, An
 def load_cost_profile(path: str | Path | None = None) -> dict[str, Any]:
     """A cost profile: from a ``skewlab bench remedy_costs`` result file at ``path``; else the
     newest one written on this machine (``data/results``) of the largest size there (full,
-    then quick, then tiny); else the shipped reference (measured on the machine its provenance
-    names). Its ``source`` says which.
+    then quick, then tiny) that holds a profile; else the shipped reference (measured on the
+    machine its provenance names). Its ``source`` says which.
 
     Example::
 
@@ -362,7 +376,11 @@ def load_cost_profile(path: str | Path | None = None) -> dict[str, Any]:
     else:
         # the largest size measured here: a tiny run's jobs are too short to price with
         data = next(
-            filter(None, (latest_result(EXPERIMENT, size=s) for s in SIZES_PREFERRED)), None
+            filter(
+                lambda d: d and (d.get("summary") or {}).get("cost_profile"),
+                (latest_result(EXPERIMENT, size=s) for s in SIZES_PREFERRED),
+            ),
+            None,
         )
         where = (
             f"this machine: the newest skewlab bench remedy_costs --size {data['size']} result"
@@ -376,9 +394,10 @@ def load_cost_profile(path: str | Path | None = None) -> dict[str, Any]:
                 "" if status in ("current", "missing") else f" ({status})"
             )
     summary = (data or {}).get("summary", {})
-    if "cost_profile" not in summary:
+    if not summary.get("cost_profile"):
+        why = f" ({summary['cost_profile_error']})" if summary.get("cost_profile_error") else ""
         raise SkewlabInputError(
-            "no cost profile" + (f" in {path}" if path else "")
+            "no cost profile" + (f" in {path}" if path else "") + why
             + ": measure one with 'skewlab bench remedy_costs' (about 3 minutes)"
         )  # fmt: skip
     return {**summary["cost_profile"], "source": where, "machine": summary.get("machine")}

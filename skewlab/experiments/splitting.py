@@ -1,17 +1,19 @@
 """Key splitting measured: naive, salting (N = p), PKG, D-Choices and W-Choices on Zipf views.
 
 For every workload (seed 000's views over ``tweets`` tweets, Zipf exponent ``s``) and
-parallelism ``p``, each strategy runs ``runs`` times on the keyed runtime (after one unmeasured
-run of each over these views) and is checked against the Spark SQL reference digest. Per run:
+parallelism ``p``, each strategy runs on the keyed runtime in ``runs`` rounds, after one
+unmeasured run of every side (:mod:`skewlab.experiments.rounds`), over the views at two sizes (a
+quarter of them, then all), and both runs are checked against the Spark SQL reference digest.
+Per round (the loads and counts from the larger run):
 
 * **load** of the keyed stage the routing decides (naive: its only stage; the others: the
   partial stage): records in, state reads and busy time (operator seconds) per subtask; the
   imbalance ``max / mean`` of records in (the papers' balance, as a ratio) and Flink's skew
   score (FLIP-418);
-* **job throughput**, the seeds' measure: records over the job's wall time net of an empty run's
-  start-up (the same strategy over no views, sampled before each run:
-  :mod:`skewlab.experiments.startup`),
-  min / median / max over runs; the speedup over naive of the medians;
+* **job throughput**, the seeds' measure: one over the job's cost per record, the slope of its
+  time between the two sizes (the job's fixed costs cancel); min / median / max over rounds;
+  the speedup over naive is the ratio of the medians with its bootstrap interval
+  (:mod:`skewlab.experiments.intervals`);
 * **order**: records that reach the final reduce after a later record of their key
   (``check_order``, as :mod:`skewlab.experiments.salting` counts salting's), every side;
 * **state**: sub-keys per hot key -- the ten hottest by exact count -- (its state replicas:
@@ -28,7 +30,13 @@ Beyond the machine, **simulated** (and named so): the same senders' routing of t
 (the views' partitions, in their order) at ``p`` up to 128 -- no job runs -- giving each side's
 imbalance and, from the per-record costs this run measured at its smallest ``p``, its job
 throughput and speedup over naive (the model and its check against the runs:
-:mod:`skewlab.experiments.splitting_at_scale`; ``summary["model"]``).
+:mod:`skewlab.experiments.splitting_at_scale`; ``summary["model"]``). The costs' spread over the
+rounds is carried through: the simulation is repeated over bootstrap resamples of each side's
+rounds, and the headline's simulated speedups carry the interval that gives.
+
+No physical bound is declared between the job's ratio and the operators': the sides do not
+share a pipeline (the split sides add a stage and a shuffle), and balance shortens the job
+without shortening the operators' total time.
 
 The papers' figures (their abstracts) stand beside: PKG "reduces the load imbalance by up to
 several orders of magnitude" against hashing and gains "up to 60 %" throughput on Storm;
@@ -39,6 +47,8 @@ Example::
     >>> result = run_experiment("tiny", progress=False)                      # doctest: +SKIP
     >>> result.summary["imbalance_max_over_mean_naive"] > 1                  # doctest: +SKIP
     True
+    >>> result.summary["headline_measure"]                                   # doctest: +SKIP
+    'job_records_per_second'
 """
 
 from __future__ import annotations
@@ -47,25 +57,24 @@ from typing import Any
 
 import numpy as np
 
-from skewlab.aggregates.digest import result_digest
-from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.aggregates.stats_state import StatsSerializer
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.engine.skew import skew_score
 from skewlab.experiments.chapters import resolve_runs, size_settings
-from skewlab.experiments.remedy_costs import warm_up
+from skewlab.experiments.intervals import ratio_of_medians
 from skewlab.experiments.results import BenchResult, spread
+from skewlab.experiments.rounds import SlopeInput, measure_rounds, slope_fields, warm_up
 from skewlab.experiments.splitting_at_scale import (
     calibration,
     check_against_runs,
-    simulated_throughput,
+    resampled_calibrations,
+    simulated_with_intervals,
 )
-from skewlab.experiments.startup import StartUp, net_rate
 from skewlab.inputs.views import ViewSpec, generate_views, zipf_cdf
 from skewlab.state.java_hash import java_string_hash_array
 from skewlab.state.key_groups import assign_to_key_group_array, compute_default_max_parallelism
-from skewlab.strategies import Naive, Salted, run_strategy
+from skewlab.strategies import Naive, Salted
 from skewlab.strategies.key_splitting import (
     SPLIT_KEY,
     DChoices,
@@ -113,7 +122,8 @@ PAPERS = {
     "PKG on Storm",
     "wchoices": "W-Choices (arXiv 1510.05714): as D-Choices, hot keys on all W workers",
 }
-HEADLINE_MEASURE = "job_records_per_second_net_of_startup"
+#: The headline measure: one over the job's per-record cost by slope (fixed costs cancelled).
+HEADLINE_MEASURE = "job_records_per_second"
 
 
 def sides(parallelism: int) -> dict[str, Any]:
@@ -155,50 +165,38 @@ def run_experiment(
         for tweets in settings["tweets"]
         for skew in settings["skews"]
     ]
-    warm = settings["warm_up"]
     spark = spark or get_spark()
-    per_p = len(SIDES) * (1 + len(specs) * (2 * runs + warm))
+    per_p = len(SIDES) * (1 + len(specs) * 2 * runs)
     bar = tqdm(total=len(parallelisms) * per_p, desc=EXPERIMENT, disable=not progress)
-    measured, state, simulated = [], [], []
-    startups: dict[int, dict[str, float]] = {}
+    rows, state, simulated = [], [], []
     for p in parallelisms:
         job = JobConfig(parallelism=p, check_order=True)  # order lost, counted for every side
         compared = sides(p)
-        startup = StartUp(spark, compared, job, settings["n_users"], 1)
-        startup.warm_up(bar)
+        warm_up(spark, compared, job, n_users=settings["n_users"], bar=bar)
         for spec in specs:
-            views = generate_views(spark, spec).cache()
-            views.count()
-            reference = result_digest(spark_reference_aggregate(views))
             name = _workload(spec)
-            if warm:
-                bar.set_postfix_str(f"{name}, p={p}: warm-up")
-                warm_up(views, compared, job, spark)
-                bar.update(len(compared))
-            for run in range(runs):
-                for side, strategy in compared.items():
-                    bar.set_postfix_str(f"{name}, p={p}, {side}")
-                    startup.sample(side)
-                    bar.update()
-                    result, states = run_strategy(views, strategy, job, spark)
-                    measured.append((p, name, spec, side, run, result, reference))
-                    if run == 0:
-                        state.append(_state(name, spec, side, strategy, views, job, states))
-                    bar.update()
-            views.unpersist()
-        startup.close()
-        startups[p] = startup.seconds()
-    rows = [_row(name, spec, side, run, result, startups[p][side], reference)
-            for p, name, spec, side, run, result, reference in measured]  # fmt: skip
+            with SlopeInput(spark, spec) as views:
+                for run in measure_rounds(
+                    spark, compared, job, views, runs, bar=bar, label=f"{name}, p={p}, ",
+                    keep_states=True,
+                ):  # fmt: skip
+                    rows.append(_row(name, spec, run))
+                    if run.round == 0:
+                        state.append(
+                            _state(name, spec, run.side, compared[run.side], views.large, job,
+                                   run.states)
+                        )  # fmt: skip
     bar.set_postfix_str("simulated routing")
     calibrated_at, checks = min(parallelisms), []
     for spec in specs:
         views = generate_views(spark, spec)
         calibrated = calibration(rows, _workload(spec), calibrated_at)
-        checks += check_against_runs(rows, calibrated)
+        if calibrated is not None:
+            checks += check_against_runs(rows, calibrated)
         simulated += simulated_imbalance(
-            views, settings["simulated_parallelisms"], _workload(spec), calibrated
-        )
+            views, settings["simulated_parallelisms"], _workload(spec), calibrated,
+            resampled_calibrations(rows, _workload(spec), calibrated_at),
+        )  # fmt: skip
     bar.close()
     summary = summarize(rows, state, simulated)
     summary["spark_master"] = spark.sparkContext.master
@@ -223,26 +221,24 @@ def _stages(result) -> list[list[dict]]:
     ]
 
 
-def _row(name, spec, side, run, result, startup: float, reference: str) -> dict:
-    stages = _stages(result)
+def _row(name, spec, run) -> dict:
+    """One side's round: the slope's fields, and the larger run's loads per stage (each stage's
+    operator cost per record by the same slope)."""
+    result = run.large
+    stages, small = _stages(result), _stages(run.small)
     first = stages[0]
     records = [s["records"] for s in first]
-    net = result.wall_seconds - startup
     return {
         "experiment": EXPERIMENT,
         "workload": name,
         "skew": spec.skew,
         "tweets": spec.n_tweets,
         "parallelism": result.parameters["parallelism"],
-        "strategy": side,
-        "run": run,
+        "strategy": run.side,
+        **slope_fields(run),
         "records_in": result.records_in,
         "records_processed": result.records_processed,
         "records_rejected": result.records_rejected,
-        "job_seconds": result.wall_seconds,
-        "startup_seconds": startup,
-        "net_job_seconds": net,
-        HEADLINE_MEASURE: net_rate(result.records_processed, result.wall_seconds, startup),
         "subtask_records": records,
         "subtask_state_reads": [s["state_reads"] for s in first],
         "subtask_busy_seconds": [s["operator_seconds"] for s in first],
@@ -251,14 +247,23 @@ def _row(name, spec, side, run, result, startup: float, reference: str) -> dict:
                 "stage": stage[0]["stage"],
                 "subtask_records": [s["records"] for s in stage],
                 "subtask_operator_seconds": [s["operator_seconds"] for s in stage],
+                "operator_seconds_per_record": _stage_slope(stage, other),
             }
-            for stage in stages
+            for stage, other in zip(stages, small, strict=True)
         ],
         "imbalance_max_over_mean": max(records) / (sum(records) / len(records)),
         "skew_score": skew_score(records),
         "order_violations": result.order_violations,
-        "digest_matches_reference": result.result_digest == reference,
     }
+
+
+def _stage_slope(large: list[dict], small: list[dict]) -> float | None:
+    """A stage's operator seconds per record between the two sizes (its set-up cancelled)."""
+    records = sum(s["records"] for s in large) - sum(s["records"] for s in small)
+    if records <= 0:
+        return None
+    spent = sum(s["operator_seconds"] for s in large) - sum(s["operator_seconds"] for s in small)
+    return spent / records
 
 
 def _state(name, spec, side, strategy, views, job, states) -> dict:
@@ -305,7 +310,11 @@ def _state(name, spec, side, strategy, views, job, states) -> dict:
 
 
 def simulated_imbalance(
-    views, parallelisms, workload: str = "", calibrated: dict | None = None
+    views,
+    parallelisms,
+    workload: str = "",
+    calibrated: dict | None = None,
+    resampled: list[dict] | None = None,
 ) -> list[dict]:
     """Simulated, not run: the imbalance (``max / mean`` records per subtask) each side's
     routing gives the views' keys at each ``p`` -- the senders are the views' partitions, in
@@ -313,7 +322,8 @@ def simulated_imbalance(
     With ``calibrated`` per-record costs
     (:func:`~skewlab.experiments.splitting_at_scale.calibration`), each row also carries the
     simulated job throughput and speedup over naive, stages in turn and pipelined
-    (:mod:`skewlab.experiments.splitting_at_scale`).
+    (:mod:`skewlab.experiments.splitting_at_scale`); with ``resampled`` calibrations (over
+    resamples of the rounds), the speedups' intervals (``<figure>_interval``).
 
     Example::
 
@@ -341,10 +351,11 @@ def simulated_imbalance(
             s: [loads] if s == "naive" else [loads, routed["naive"]] for s, loads in routed.items()
         }
         modelled = (
-            simulated_throughput(stages, calibrated, int(routed["naive"].sum()))
+            simulated_with_intervals(stages, calibrated, resampled or [],
+                                     int(routed["naive"].sum()))
             if calibrated is not None
             else {}
-        )
+        )  # fmt: skip
         for side, loads in routed.items():
             rows.append({
                 "workload": workload, "parallelism": p, "strategy": side, "simulated": True,
@@ -431,9 +442,11 @@ def _hashed_loads(keys: list[str], p: int, max_p: int) -> np.ndarray:
 
 
 def summarize(rows: list[dict], state: list[dict], simulated: list[dict]) -> dict:
-    """Per workload, ``p`` and side: min / median / max of job throughput (net of start-up),
-    the imbalance and skew score of the routed stage, its state; speedups over naive of the
-    medians; the headline point's ratios."""
+    """Per workload, ``p`` and side: min / median / max of job throughput (by slope), the
+    imbalance and skew score of the routed stage, its state; speedups over naive (ratios of the
+    medians, ``speedup_over_naive_interval``: the bootstrap interval); the headline point's
+    figures, each timed one with its interval in ``summary["intervals"]``, and the simulated
+    speedups at the largest ``p`` with the interval the costs' resamples give them."""
     table = []
     for key in dict.fromkeys((r["workload"], r["parallelism"]) for r in rows):
         entry: dict[str, Any] = {"workload": key[0], "parallelism": key[1]}
@@ -446,6 +459,7 @@ def summarize(rows: list[dict], state: list[dict], simulated: list[dict]) -> dic
             )
             entry[side] = {
                 "throughput": spread(r[HEADLINE_MEASURE] for r in runs),
+                "operator_throughput": spread(r["operator_records_per_second"] for r in runs),
                 "imbalance_max_over_mean": spread(r["imbalance_max_over_mean"] for r in runs),
                 "skew_score": spread(r["skew_score"] for r in runs),
                 "busiest_busy_seconds": spread(max(r["subtask_busy_seconds"]) for r in runs),
@@ -453,10 +467,13 @@ def summarize(rows: list[dict], state: list[dict], simulated: list[dict]) -> dic
                 **{k: facts[k] for k in ("state_replicas_per_hot_key", "state_entries_over_keys",
                                           "hot_keys", "extra_state_bytes")},
             }  # fmt: skip
-        naive = entry["naive"]["throughput"]["median"]
+        naive = [r[HEADLINE_MEASURE] for r in mine if r["strategy"] == "naive"]
         for side in SIDES:
-            got = entry[side]["throughput"]["median"]
-            entry[side]["speedup_over_naive"] = got / naive if got and naive else None
+            est = ratio_of_medians(
+                [r[HEADLINE_MEASURE] for r in mine if r["strategy"] == side], naive
+            )
+            entry[side]["speedup_over_naive"] = None if est is None else est.value
+            entry[side]["speedup_over_naive_interval"] = None if est is None else est.to_json()
         table.append(entry)
     summary: dict[str, Any] = {
         "headline_measure": HEADLINE_MEASURE,
@@ -469,6 +486,7 @@ def summarize(rows: list[dict], state: list[dict], simulated: list[dict]) -> dic
         "by_workload": table,
         "simulated": simulated,
     }
+    intervals: dict[str, Any] = {}
     point = _headline_point(table)
     if point is not None:
         summary["headline_point"] = {k: point[k] for k in ("workload", "parallelism")}
@@ -477,6 +495,8 @@ def summarize(rows: list[dict], state: list[dict], simulated: list[dict]) -> dic
                 "median"
             ]
             summary[f"speedup_over_naive_{side}"] = point[side]["speedup_over_naive"]
+            if point[side]["speedup_over_naive_interval"] is not None:
+                intervals[f"speedup_over_naive_{side}"] = point[side]["speedup_over_naive_interval"]
             summary[f"state_replicas_per_hot_key_{side}"] = point[side][
                 "state_replicas_per_hot_key"
             ]
@@ -484,15 +504,19 @@ def summarize(rows: list[dict], state: list[dict], simulated: list[dict]) -> dic
         if at_scale and "speedup_over_naive_in_turn" in at_scale[0]:
             p = max(r["parallelism"] for r in at_scale)
             summary["simulated_at_parallelism"] = p
+            named = {
+                "simulated_speedup_over_naive": "speedup_over_naive_in_turn",
+                "simulated_partial_stage_only_over_naive": "speedup_over_naive_partial_stage_only",
+                "simulated_over_pkg": "over_pkg_in_turn",
+            }
             for r in at_scale:
-                if r["parallelism"] == p:
-                    side = r["strategy"]
-                    summary[f"simulated_speedup_over_naive_{side}"] = r[
-                        "speedup_over_naive_in_turn"
-                    ]
-                    summary[f"simulated_partial_stage_only_over_naive_{side}"] = r.get(
-                        "speedup_over_naive_partial_stage_only"
-                    )
+                if r["parallelism"] != p:
+                    continue
+                for key, field in named.items():
+                    summary[f"{key}_{r['strategy']}"] = r.get(field)
+                    if r.get(f"{field}_interval") is not None:
+                        intervals[f"{key}_{r['strategy']}"] = r[f"{field}_interval"]
+    summary["intervals"] = intervals
     return summary
 
 

@@ -1,7 +1,11 @@
 """Chapter 10's figures: key splitting (PKG, D-Choices, W-Choices) beside naive and salting.
 
 Every function takes a ``skewlab bench splitting`` result (a ``BenchResult``, its JSON dict or
-the shipped reference) or its summary; every sentence is computed from it.
+the shipped reference) or its summary; every sentence is computed from it, and every title,
+caption and printed block says whose figures it shows (this run, the reference, simulated;
+:func:`skewlab.viz.titles.whose_figures`). The measured job throughput is by slope (one over
+the job's per-record cost between two input sizes,
+:mod:`skewlab.experiments.rounds`); each speedup comes with its bootstrap interval.
 
 Example::
 
@@ -25,7 +29,8 @@ from skewlab.experiments.splitting import PAPERS, SIDES, routed_loads, zipf_send
 from skewlab.state.cache_admission import POLICIES, hits
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
-from skewlab.viz.text import spread_text
+from skewlab.viz.text import estimate_text, spread_text
+from skewlab.viz.titles import whose_figures
 
 __all__ = [
     "LABELS",
@@ -74,16 +79,39 @@ def _is_summary(result) -> bool:
     return isinstance(result, dict) and "by_workload" in result
 
 
-def _range(s: dict[str, Any], fmt: str = "{:,.0f}") -> str:
-    if s.get("median") is None:
-        return "-"
-    return f"{fmt.format(s['median'])} [{fmt.format(s['min'])}..{fmt.format(s['max'])}]"
+def _whose(result) -> str:
+    """Whose figures ``result`` holds: the reference's, this run's, or -- for a bare summary,
+    which does not say -- the summary's own ``shown`` (else "these runs")."""
+    if _is_summary(result):
+        return result.get("shown") or "these runs"
+    return whose_figures(result)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+#: The measure this module's words describe; a summary taken with another says which it was.
+SLOPE_MEASURE = "job_records_per_second"
+
+
+def _measure_words(summary: dict[str, Any]) -> str:
+    """How the summary's job throughput was measured: by slope, or -- for a summary taken
+    before -- its own measure, named."""
+    measure = summary.get("headline_measure", SLOPE_MEASURE)
+    if measure == SLOPE_MEASURE:
+        return (
+            "job throughput by slope (one over the per-record job cost between a quarter of the "
+            "views and all of them)"
+        )
+    return f"job throughput as {measure} (the measure this summary was taken with)"
 
 
 def splitting_table(result) -> pd.DataFrame:
-    """One row per workload, parallelism and side: job throughput net of start-up (median
-    [min..max]), its speedup over naive, the routed stage's imbalance and skew score, state
-    replicas per hot key, extra state bytes and order violations.
+    """One row per workload, parallelism and side: job throughput by slope (median
+    [min..max] over the rounds), its speedup over naive with its bootstrap interval, the
+    routed stage's imbalance and skew score, state replicas per hot key, extra state bytes and
+    order violations.
 
     Example::
 
@@ -98,8 +126,8 @@ def splitting_table(result) -> pd.DataFrame:
                 "workload": entry["workload"],
                 "p": entry["parallelism"],
                 "side": LABELS[side],
-                "job records/s (net of start-up)": _range(e["throughput"]),
-                "speedup over naive": e["speedup_over_naive"],
+                "job records/s": spread_text(e["throughput"], ",.0f"),
+                "speedup over naive": _speedup_text(e),
                 "imbalance max/mean": e["imbalance_max_over_mean"]["median"],
                 "skew score %": e["skew_score"]["median"],
                 "replicas per hot key (10 hottest)": e["state_replicas_per_hot_key"],
@@ -107,6 +135,14 @@ def splitting_table(result) -> pd.DataFrame:
                 "order violations": e["order_violations"],
             })  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def _speedup_text(side: dict[str, Any]) -> str:
+    """A side's speedup over naive with its interval (``-``: not measured)."""
+    interval = side.get("speedup_over_naive_interval")
+    if interval is None and side.get("speedup_over_naive") is not None:
+        interval = {"value": side["speedup_over_naive"]}
+    return estimate_text(interval, ".2f")
 
 
 def _points(summary: dict[str, Any]) -> list[str]:
@@ -128,12 +164,16 @@ def _bars_by_side(result, measure: str, title: str, yaxis_title: str) -> go.Figu
             error_y={
                 "type": "data",
                 "symmetric": False,
-                "array": [s["max"] - s["median"] for s in spreads],
-                "arrayminus": [s["median"] - s["min"] for s in spreads],
+                "array": [_gap(s["max"], s["median"]) for s in spreads],
+                "arrayminus": [_gap(s["median"], s["min"]) for s in spreads],
             },
         )
     fig.update_layout(template=TEMPLATE, title=title, yaxis_title=yaxis_title, barmode="group")
     return fig
+
+
+def _gap(high: float | None, low: float | None) -> float | None:
+    return None if high is None or low is None else high - low
 
 
 def imbalance_figure(result) -> go.Figure:
@@ -148,7 +188,7 @@ def imbalance_figure(result) -> go.Figure:
     fig = _bars_by_side(
         result,
         "imbalance_max_over_mean",
-        "Busiest subtask over the mean, measured (1 = perfectly balanced)",
+        f"{_capital(_whose(result))}: busiest subtask over the mean (1 = perfectly balanced)",
         "max / mean records per subtask",
     )
     fig.add_hline(y=1, line_dash="dot", line_color=COLORS["parity"])
@@ -156,7 +196,7 @@ def imbalance_figure(result) -> go.Figure:
 
 
 def throughput_figure(result) -> go.Figure:
-    """Job throughput net of start-up, median with min..max, per side and workload.
+    """Job throughput by slope, median with min..max over the rounds, per side and workload.
 
     Example::
 
@@ -166,7 +206,7 @@ def throughput_figure(result) -> go.Figure:
     return _bars_by_side(
         result,
         "throughput",
-        "Job throughput, net of start-up (median, min..max)",
+        f"{_capital(_whose(result))}: job throughput by slope (median, min..max of the rounds)",
         "records / s",
     )
 
@@ -199,7 +239,8 @@ def simulated_figure(result) -> go.Figure:
             )
     fig.update_layout(
         template=TEMPLATE,
-        title="Simulated routing: busiest subtask over the mean as p grows",
+        title=f"Simulated routing (the keys of {_whose(result)}): busiest subtask over the "
+        "mean as p grows",
         xaxis={"title": "parallelism p", "type": "log"},
         yaxis={"title": "max / mean records per subtask", "type": "log"},
     )
@@ -239,7 +280,7 @@ def simulated_throughput_figure(result) -> go.Figure:
     fig.update_layout(
         template=TEMPLATE,
         title=f"Simulated job throughput over naive's, {rows[0]['workload'] if rows else ''} "
-        "(from this run's per-record costs)",
+        f"(from the per-record costs measured by {_whose(result)})",
         xaxis={"title": "parallelism p", "type": "log"},
         yaxis={"title": "throughput / naive's"},
     )
@@ -255,8 +296,9 @@ def _modelled_rows(summary: dict[str, Any]) -> list[dict]:
 
 def describe_simulated_throughput(result) -> str:
     """Sentences about the simulated throughput at the largest ``p``, computed from the result:
-    what the model was calibrated on, how close it came to this run's own job times there, and
-    each side's speedup over naive with and without the merge.
+    what the model was calibrated on (whose runs), how close it came to those runs' own job
+    times there, and each side's speedup over naive with and without the merge, each with the
+    interval the costs' resamples give it.
 
     Example::
 
@@ -272,34 +314,42 @@ def describe_simulated_throughput(result) -> str:
     checks = [c for c in model["check_at_calibration"] if c["workload"] == rows[0]["workload"]]
     slots = model["task_slots"]
     calibrated = model["calibrated_at_parallelism"]
+
+    def speedup(row: dict, key: str) -> str:
+        return estimate_text(row.get(f"{key}_interval") or {"value": row[key]}, ".2f")
+
     lines = [
-        f"Simulated, {rows[0]['workload']}, p={p}: job throughput over naive's, stages in turn "
+        f"Simulated from the per-record costs measured by {_whose(result)}, "
+        f"{rows[0]['workload']}, p={p}: job throughput over naive's, stages in turn "
         "(pipelined): "
         + ", ".join(
-            f"{LABELS[s]} {at[s]['speedup_over_naive_in_turn']:.2f}x "
-            f"({at[s]['speedup_over_naive_pipelined']:.2f}x)"
+            f"{LABELS[s]} {speedup(at[s], 'speedup_over_naive_in_turn')} "
+            f"({speedup(at[s], 'speedup_over_naive_pipelined')})"
             for s in SIDES[1:]
             if s in at
         )
         + "; the partial stage alone (a merge costing nothing): "
         + ", ".join(
-            f"{LABELS[s]} {at[s]['speedup_over_naive_partial_stage_only']:.2f}x"
+            f"{LABELS[s]} {speedup(at[s], 'speedup_over_naive_partial_stage_only')}"
             for s in SIDES[1:]
             if s in at
         )
-        + ".",
-        f"Per-record costs measured by this run at p={calibrated} on {slots} task slots"
+        + " (each interval: the simulation repeated over resamples of the rounds).",
+        f"The costs were measured at p={calibrated} on {slots} task slots"
         + (f" ({summary['spark_master']})" if summary.get("spark_master") else "")
         + (
             " (more subtasks than slots: the check below mixes in the sharing)"
             if calibrated > slots
             else ""
         )
-        + "; the model's job time there over the measured one: "
-        + ", ".join(
-            f"{LABELS[c['strategy']]} {c['predicted_over_measured']:.2f}"
-            for c in checks
-            if c["predicted_over_measured"] is not None
+        + "; the model's job time there over the measured one (by slope): "
+        + (
+            ", ".join(
+                f"{LABELS[c['strategy']]} {c['predicted_over_measured']:.2f}"
+                for c in checks
+                if c["predicted_over_measured"] is not None
+            )
+            or "none measured"
         )
         + ".",
     ]
@@ -312,19 +362,19 @@ def describe_simulated_throughput(result) -> str:
         lines.append(
             "The model leaves out what only the split sides pay outside their operators (the "
             "senders' routing pass, the second shuffle): it gives them less time than they took "
-            "here, so their simulated speedups above are, if anything, too high."
+            "in those runs, so their simulated speedups above are, if anything, too high."
         )
     elif split and min(split) > 1:
         lines.append(
-            "The model gives the split sides more time than they took here: their simulated "
-            "speedups above are, if anything, too low."
+            "The model gives the split sides more time than they took in those runs: their "
+            "simulated speedups above are, if anything, too low."
         )
     return "\n".join(lines)
 
 
 def describe_splitting(result) -> str:
-    """Sentences about the headline point, computed from the result (which run it is, the
-    figures and the papers' claims beside them).
+    """Sentences about the headline point, computed from the result (whose figures they are,
+    the speedups with their intervals, and the papers' claims beside them).
 
     Example::
 
@@ -335,15 +385,31 @@ def describe_splitting(result) -> str:
     point = summary.get("headline_point")
     if point is None:
         return "nothing measured"
+    intervals = summary.get("intervals") or {}
     imb = {s: summary.get(f"imbalance_max_over_mean_{s}") for s in SIDES}
-    speed = {s: summary.get(f"speedup_over_naive_{s}") for s in SIDES}
+    speed = {
+        s: intervals.get(f"speedup_over_naive_{s}")
+        or ({"value": summary[f"speedup_over_naive_{s}"]}
+            if summary.get(f"speedup_over_naive_{s}") else None)
+        for s in SIDES
+    }  # fmt: skip
     reps = {s: summary.get(f"state_replicas_per_hot_key_{s}") for s in SIDES}
+    runs = summary.get("runs")
     lines = [
-        f"At {point['workload']}, p={point['parallelism']}: the busiest subtask carries "
+        f"{_capital(_whose(result))}, {point['workload']}, p={point['parallelism']}: the "
+        "busiest subtask carries "
         + ", ".join(f"{imb[s]:.3f}x" + f" ({LABELS[s]})" for s in SIDES if imb[s] is not None)
         + " the mean.",
-        "Job throughput over naive's (medians): "
-        + ", ".join(f"{LABELS[s]} {speed[s]:.2f}x" for s in SIDES[1:] if speed[s] is not None)
+        f"Job throughput over naive's (ratios of the medians of {runs} round(s), with their "
+        "bootstrap intervals): "
+        + (
+            ", ".join(
+                f"{LABELS[s]} {estimate_text(speed[s], '.2f')}"
+                for s in SIDES[1:]
+                if speed[s] is not None
+            )
+            or "not measured (no job took longer over the larger input than over the smaller)"
+        )
         + ".",
         "State replicas per hot key (the 10 hottest keys): "
         + ", ".join(f"{LABELS[s]} {reps[s]:.1f}" for s in SIDES if reps[s] is not None)
@@ -355,7 +421,7 @@ def describe_splitting(result) -> str:
 
 
 def format_splitting_summary(result) -> str:
-    """What ``skewlab bench splitting`` prints.
+    """What ``skewlab bench splitting`` prints, headed by whose figures they are.
 
     Example::
 
@@ -366,14 +432,24 @@ def format_splitting_summary(result) -> str:
     if not summary["by_workload"]:
         return "nothing measured"
     table = splitting_table(summary)
-    lines = [table.to_string(index=False, float_format=lambda v: f"{v:.3f}"), ""]
-    lines.append(describe_splitting(summary))
+    lines = [
+        f"{_whose(result)}: {_measure_words(summary)}, records/s: median [min..max] of "
+        f"{summary.get('runs')} round(s); speedup = side / naive of the medians ["
+        "bootstrap interval]",
+        table.to_string(index=False, float_format=lambda v: f"{v:.3f}"),
+        "",
+    ]
+    lines.append(describe_splitting(result))
     sim = summary.get("simulated") or []
     if sim:
         frame = pd.DataFrame(sim).pivot_table(
             index=["workload", "parallelism"], columns="strategy", values="imbalance_max_over_mean"
         )[list(SIDES)]
-        lines += ["", "simulated routing (no job), max / mean:", frame.round(3).to_string()]
+        lines += [
+            "",
+            f"simulated routing (no job) of the keys of {_whose(result)}, max / mean:",
+            frame.round(3).to_string(),
+        ]
     if _modelled_rows(summary):
         frame = pd.DataFrame(_modelled_rows(summary)).pivot_table(
             index=["workload", "parallelism"],
@@ -382,9 +458,10 @@ def format_splitting_summary(result) -> str:
         )[list(SIDES)]
         lines += [
             "",
-            "simulated job throughput over naive's (stages in turn, from measured costs):",
+            "simulated job throughput over naive's (stages in turn, from the per-record costs "
+            f"measured by {_whose(result)}):",
             frame.round(3).to_string(),
-            describe_simulated_throughput(summary),
+            describe_simulated_throughput(result),
         ]
     return "\n".join(lines)
 
@@ -605,7 +682,8 @@ def format_cache_admission_summary(result) -> str:
     table = admission_table(result)
     return "\n".join(
         [
-            "simulated (a replay of the keys, no job): hit ratio by policy",
+            f"simulated ({whose_figures(result)}: a replay of the keys, no job): hit ratio by "
+            "policy",
             table.to_string(index=False, float_format=lambda v: f"{v:.3f}"),
             "",
             describe_admission(result),
@@ -613,10 +691,21 @@ def format_cache_admission_summary(result) -> str:
     )
 
 
+def _over_lru(summary: dict[str, Any], entry: dict[str, Any]) -> str:
+    """W-TinyLFU's job throughput over LRU's at one trace and size: with its interval where the
+    summary keeps one, else the rounds' median [min..max]."""
+    key = f"tinylfu_over_lru_{entry['cache_size']}_{entry['trace']}"
+    interval = (summary.get("intervals") or {}).get(key)
+    if interval is not None:
+        return estimate_text(interval, ".2f")
+    return spread_text(entry["tinylfu_over_lru"], ".2f", "x")
+
+
 def policy_table(result) -> pd.DataFrame:
     """Real runs (``skewlab bench state_cache --cache-policy tinylfu``): per trace and cache
     size, each policy's hit ratio (OPT replayed over the run's trace) and its job throughput
-    over RocksDB alone's, median [min..max] over the rounds.
+    over RocksDB alone's, median [min..max] over the rounds; W-TinyLFU's over LRU's with its
+    interval where the summary keeps one.
 
     Example::
 
@@ -628,8 +717,9 @@ def policy_table(result) -> pd.DataFrame:
         >>> table.columns.tolist()[:5]
         ['trace', 'entries', 'LRU hits', 'W-TinyLFU hits', 'OPT hits']
     """
+    summary = bench_summary(result)
     rows = []
-    for t in bench_summary(result).get("policy_table") or []:
+    for t in summary.get("policy_table") or []:
         rows.append({
             "trace": t["trace"],
             "entries": t["cache_size"],
@@ -638,21 +728,22 @@ def policy_table(result) -> pd.DataFrame:
             "OPT hits": t["hit_ratio_opt"],
             "LRU x RocksDB": spread_text(t["speedup_lru"], ".2f", "x"),
             "W-TinyLFU x RocksDB": spread_text(t["speedup_tinylfu"], ".2f", "x"),
-            "W-TinyLFU / LRU": spread_text(t["tinylfu_over_lru"], ".2f", "x"),
+            "W-TinyLFU / LRU": _over_lru(summary, t),
         })  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def policy_figure(result) -> go.Figure:
     """Real runs: hit ratio against cache size per policy, one panel per trace; OPT (replayed
-    over each run's own trace) dashed.
+    over each run's own trace) dashed; the title says whose runs.
 
     Example::
 
         >>> summary = {"policy_table": [{"trace": "zipf1", "cache_size": c, "hit_ratio_lru": .4,
         ...     "hit_ratio_tinylfu": .5, "hit_ratio_opt": .6} for c in (250, 500)]}
-        >>> len(policy_figure({"summary": summary}).data)
-        3
+        >>> fig = policy_figure({"size": "tiny", "summary": summary})
+        >>> len(fig.data), fig.layout.title.text.split(":")[0]
+        (3, 'This run (tiny, this machine)')
     """
     from plotly.subplots import make_subplots
 
@@ -675,16 +766,18 @@ def policy_figure(result) -> go.Figure:
             )
     fig.update_layout(
         template=TEMPLATE,
-        title="Hit ratio on real runs (the count job on Spark), by cache size",
+        title=f"{_capital(whose_figures(result))}: hit ratio on real runs (the count job on "
+        "Spark), by cache size",
         yaxis={"title": "hit ratio", "tickformat": ".0%"},
     )
     fig.update_xaxes(title_text="cache entries", type="category")
     return fig
 
 
-def describe_policies(result, *, which: str = "this run") -> str:
+def describe_policies(result, *, which: str | None = None) -> str:
     """Sentences about the policies on real runs at 500 entries (FLIP-325's middle size),
-    computed from the summary; ``which`` says whose figures they are.
+    computed from the summary; ``which`` says whose figures they are (default: the result's
+    own, :func:`~skewlab.viz.titles.whose_figures`).
 
     Example::
 
@@ -697,16 +790,17 @@ def describe_policies(result, *, which: str = "this run") -> str:
         return (
             "no real runs of the cache policies (skewlab bench state_cache --cache-policy tinylfu)"
         )
+    which = which or whose_figures(result)
     sizes = sorted({t["cache_size"] for t in table})
     size = 500 if 500 in sizes else sizes[0]
     lines = []
     for t in (t for t in table if t["cache_size"] == size):
         gain = t["hit_ratio_tinylfu"] - t["hit_ratio_lru"]
         lines.append(
-            f"{which.capitalize()}, {t['trace']}, {size} entries: W-TinyLFU hits "
+            f"{_capital(which)}, {t['trace']}, {size} entries: W-TinyLFU hits "
             f"{t['hit_ratio_tinylfu']:.1%} of lookups, LRU {t['hit_ratio_lru']:.1%} "
             f"({gain * 100:+.1f} points), OPT {t['hit_ratio_opt']:.1%}; job throughput "
-            f"{spread_text(t['tinylfu_over_lru'], '.2f', 'x')} LRU's."
+            f"{_over_lru(summary, t)} LRU's."
         )
     if summary.get("policy_traces_match_runs"):
         lines.append(
@@ -717,9 +811,10 @@ def describe_policies(result, *, which: str = "this run") -> str:
     return "\n".join(lines)
 
 
-def format_policy_summary(result, *, which: str = "this run") -> str:
-    """The cache policies on real runs as text: the table and its sentences (what
-    ``skewlab bench state_cache --cache-policy tinylfu`` prints after the seed's part).
+def format_policy_summary(result, *, which: str | None = None) -> str:
+    """The cache policies on real runs as text, headed by whose figures they are: the table
+    and its sentences (what ``skewlab bench state_cache --cache-policy tinylfu`` prints after
+    the seed's part).
 
     Example::
 
@@ -729,12 +824,13 @@ def format_policy_summary(result, *, which: str = "this run") -> str:
     summary = bench_summary(result)
     if not summary.get("policy_table"):
         return describe_policies(result, which=which)
+    which = which or whose_figures(result)
     return "\n".join(
         [
-            f"cache policies on real runs, {summary.get('policy_n', 0):,} records per trace "
-            f"({summary.get('policy_keys', 0):,} keys for Zipf): hit ratio measured, OPT "
+            f"{which}: cache policies on real runs, {summary.get('policy_n', 0):,} records per "
+            f"trace ({summary.get('policy_keys', 0):,} keys for Zipf): hit ratio measured, OPT "
             "replayed over each run's access trace; job throughput x RocksDB alone's, "
-            "median [min..max]",
+            "median [min..max]; W-TinyLFU / LRU with its interval over the rounds where kept",
             policy_table(result).to_string(index=False, float_format=lambda v: f"{v:.3f}"),
             describe_policies(result, which=which),
         ]

@@ -1,7 +1,10 @@
 """The skew doctor's report: text for a terminal, figures for a notebook, one HTML page.
 
 Every function takes the dict :func:`skewlab.experiments.skew_doctor.diagnose` returns; every
-sentence is computed from it.
+sentence is computed from it, and every title says whose figures it shows: counted or routed on
+the records given (no job runs), predicted from a cost profile (whose it names), or -- for the
+doctor's check against real runs -- this run's or the reference's
+(:mod:`skewlab.experiments.remedy_check`), each figure measured there with its interval.
 
 Example::
 
@@ -22,17 +25,19 @@ import plotly.io as pio
 
 from skewlab.engine.partitioners import ENGINES
 from skewlab.errors import SkewlabInputError
+from skewlab.experiments.intervals import Estimate
 from skewlab.experiments.remedies import BASELINE
 from skewlab.experiments.remedy_check import EXPERIMENT as REMEDY_CHECK
-from skewlab.experiments.remedy_check import TOLERANCE
-from skewlab.experiments.remedy_costs import DENSITY_PRICED
+from skewlab.experiments.remedy_check import TOLERANCE, measured_interval, within_tolerance
+from skewlab.experiments.remedy_costs import DENSITY_PRICED, MEASURE
 from skewlab.experiments.results import BenchResult, bench_summary
 from skewlab.experiments.skew_doctor import diagnose, read_records
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
 from skewlab.viz.reference_section import summary_shown
-from skewlab.viz.text import percent
+from skewlab.viz.text import estimate_text, percent
+from skewlab.viz.titles import whose_figures
 
 __all__ = [
     "check_html_out",
@@ -281,8 +286,8 @@ def remedies_figure(report: dict[str, Any]) -> go.Figure:
     )
     fig.update_layout(
         template=TEMPLATE,
-        title=f"Which remedy pays at P={priced['parallelism']} (predicted; x {BASELINE}); "
-        f"recommended: {best}",
+        title=f"Which remedy pays at P={priced['parallelism']} (predicted from the cost profile "
+        f"of {priced['cost_profile']['source']}; x {BASELINE}); recommended: {best}",
         xaxis_title="remedy",
         yaxis_title="job records/s (predicted)",
     )
@@ -309,7 +314,8 @@ def hot_keys_figure(report: dict[str, Any]) -> go.Figure:
         )
     )
     fig.update_layout(
-        title=f"The hottest keys of {report['input']['key']!r}: share of the records",
+        title=f"The hottest keys of {report['input']['key']!r}: share of the records (counted "
+        "on these records)",
         template=TEMPLATE,
         xaxis={"title": "key", "type": "category"},
         yaxis={"title": "% of the records"},
@@ -341,7 +347,8 @@ def engine_loads_figure(report: dict[str, Any], parallelism: int | None = None) 
             go.Bar(x=list(range(len(loads))), y=loads, name=f"{label} (skew score {score:.0f} %)")
         )
     fig.update_layout(
-        title="Where the load lands: records per subtask or partition",
+        title="Where the load lands: records per subtask or partition (these records, routed "
+        "as each engine routes them; no job runs)",
         template=TEMPLATE,
         barmode="group",
         xaxis={"title": "subtask / partition"},
@@ -389,7 +396,8 @@ def parallelism_figure(report: dict[str, Any]) -> go.Figure:
         )
     fig.update_layout(
         title=f"What parallelism can do (Flink, max parallelism "
-        f"{report['parallelism']['max_parallelism']})",
+        f"{report['parallelism']['max_parallelism']}; computed from these records' keys, no job "
+        "runs)",
         template=TEMPLATE,
         xaxis={"title": "parallelism P"},
         yaxis={"title": "speedup over one subtask"},
@@ -477,7 +485,7 @@ def doctor_explorer(
 
         >>> explorer = doctor_explorer(spark, "data/views.parquet", "tweet_id")  # doctest: +SKIP
         >>> explorer.update(parallelism=8).figures[0].layout.title.text          # doctest: +SKIP
-        'Where the load lands at P=8: records per subtask or partition'
+        'Where the load lands at P=8: records per subtask or partition (these records, ...'
     """
 
     def draw(path: str, key: str, engine: str, parallelism: int, max_parallelism: int) -> list:
@@ -493,7 +501,8 @@ def doctor_explorer(
         )
         loads = engine_loads_figure(report, parallelism)
         loads.update_layout(
-            title=f"Where the load lands at P={parallelism}: records per subtask or partition"
+            title=f"Where the load lands at P={parallelism}: records per subtask or partition "
+            "(these records, routed as each engine routes them; no job runs)"
         )
         shown = [loads]
         if report["parallelism"]["sweep"]:
@@ -544,7 +553,9 @@ def cost_profile_table(profile: dict[str, Any]):
 
 
 def format_remedy_costs_summary(result: BenchResult) -> str:
-    """What ``skewlab bench remedy_costs`` prints: the cost profile the doctor prices with.
+    """What ``skewlab bench remedy_costs`` prints, headed by whose figures they are: the cost
+    profile the doctor prices with, and each remedy's job time by slope at each cardinality with
+    its interval over the rounds.
 
     Example::
 
@@ -553,10 +564,26 @@ def format_remedy_costs_summary(result: BenchResult) -> str:
     """  # noqa: E501
     summary = bench_summary(result)
     profile = summary["cost_profile"]
+    runs = summary.get("runs")
+    intervals = summary.get("intervals") or {}
+    by_slope = summary.get(MEASURE) or {}
+    if profile is None:
+        return "\n".join([
+            f"{whose_figures(result)}: no cost profile -- {summary.get('cost_profile_error')}",
+            *_by_slope_lines(by_slope, intervals),
+            f"every digest equal to Spark SQL's: {summary['all_digests_match']}",
+        ])  # fmt: skip
     buffer = profile["buffer"]
+    how = (
+        "the job's time by slope (its cost per record between a quarter of the views and all of "
+        "them, times the records: fixed costs cancelled)"
+        if summary.get("headline_measure") == MEASURE
+        else "the job's time as this summary measured it (before the slope)"
+    )
     lines = [
-        f"job time per record of the busiest subtask (us), net of start-up, p="
-        f"{profile['parallelism']}, medians of {summary.get('runs', 'the')} runs:",
+        f"{whose_figures(result)}: job time per record of the busiest subtask (us), {how}, "
+        f"p={profile['parallelism']}, medians of {runs if runs is not None else 'the'} "
+        "round(s):",
         cost_profile_table(profile).to_string(index=False),
         f"cache: {profile['miss_us']:.2f} us per miss over the heap"
         if profile["miss_us"] is not None
@@ -568,13 +595,50 @@ def format_remedy_costs_summary(result: BenchResult) -> str:
         ),
         "salting's first stage per record (us): "
         + ", ".join(f"{c:.2f}" for c in profile["salted_stage_one_us"]),
-        f"every digest equal to Spark SQL's: {summary['all_digests_match']}",
     ]
+    lines += _by_slope_lines(by_slope, intervals)
+    lines.append(f"every digest equal to Spark SQL's: {summary['all_digests_match']}")
     return "\n".join(lines)
 
 
+def _by_slope_lines(by_slope: dict[str, Any], intervals: dict[str, Any]) -> list[str]:
+    """Each remedy's job time by slope per cardinality, with its interval over the rounds."""
+    if not by_slope:
+        return []
+    lines = ["job time by slope (s), median [bootstrap interval] per cardinality:"]
+    for name, per_card in by_slope.items():
+        shown = [
+            f"{int(k):,} keys "
+            + estimate_text(intervals.get(f"{MEASURE}_{name}_{k}") or {"value": v}, ".3f", " s")
+            for k, v in per_card.items()
+            if v is not None
+        ]
+        lines.append(f"  {name}: " + ", ".join(shown))
+    return lines
+
+
+def _measured(entry: dict[str, Any], runs: int) -> Any:
+    return measured_interval(entry, runs)
+
+
+def _verdict_word(ratio) -> str:
+    """Whether a prediction is within the tolerance: at every end of its interval, at none, or
+    the runs cannot tell."""
+    if not ratio.has_interval:
+        at = "yes" if abs(ratio.value - 1) <= TOLERANCE else "no"
+        return f"{at} at the median (no interval)"
+    inside = [abs(x - 1) <= TOLERANCE for x in (ratio.low, ratio.high)]
+    if all(inside):
+        return "yes"
+    if ratio.high < 1 - TOLERANCE or ratio.low > 1 + TOLERANCE:
+        return "no"
+    return "the runs cannot tell"
+
+
 def remedy_check_table(summary: dict[str, Any] | None):
-    """Predicted beside measured job throughput, per workload and remedy.
+    """Predicted beside measured job throughput, per workload and remedy: the measured median
+    over the rounds with its bootstrap interval, predicted / measured with the interval that
+    gives it, and whether it is within the tolerance (or the runs cannot tell).
 
     Example::
 
@@ -585,24 +649,68 @@ def remedy_check_table(summary: dict[str, Any] | None):
 
     if summary is None:
         return pd.DataFrame()
-    rows = [
-        {
-            "workload": w["workload"],
-            "remedy": r["remedy"],
-            "predicted rec/s": round(r["predicted_records_per_second"]),
-            "measured rec/s": round(r["measured_records_per_second"]),
-            "measured min..max": "{:,.0f}..{:,.0f}".format(*r["measured_spread"]),
-            "predicted / measured": round(r["predicted_over_measured"], 2),
-            "within 25 %": r["within_tolerance"],
-        }
-        for w in summary["workloads"]
-        for r in w["remedies"]
-    ]
+    runs = summary.get("runs") or 1
+    rows = []
+    for w in summary["workloads"]:
+        for r in w["remedies"]:
+            measured = _measured(r, runs)
+            if measured is None:
+                rows.append({
+                    "workload": w["workload"], "remedy": r["remedy"],
+                    "predicted rec/s": round(r["predicted_records_per_second"]),
+                    "measured rec/s [interval]": "-", "predicted / measured": "-",
+                    f"within {TOLERANCE:.0%}": "not measured",
+                })  # fmt: skip
+                continue
+            ratio = (
+                Estimate.from_json(r["predicted_over_measured_interval"])
+                if r.get("predicted_over_measured_interval")
+                else _ratio(r["predicted_records_per_second"], measured)
+            )
+            rows.append({
+                "workload": w["workload"],
+                "remedy": r["remedy"],
+                "predicted rec/s": round(r["predicted_records_per_second"]),
+                "measured rec/s [interval]": estimate_text(measured, ",.0f", ""),
+                "predicted / measured": estimate_text(ratio, ".2f", ""),
+                f"within {TOLERANCE:.0%}": _verdict_word(ratio),
+            })  # fmt: skip
     return pd.DataFrame(rows)
 
 
+def _ratio(predicted: float, measured) -> Any:
+    if not measured.has_interval or measured.low <= 0:
+        return Estimate(predicted / measured.value, runs=measured.runs)
+    return Estimate(
+        predicted / measured.value,
+        predicted / measured.high,
+        predicted / measured.low,
+        measured.runs,
+        measured.method,
+    )
+
+
+def _pair_counts(workload: dict[str, Any], runs: int) -> dict[str, int]:
+    """How many pairs of remedies the runs order as predicted, against, or not at all."""
+    entries = {r["remedy"]: _measured(r, runs) for r in workload["remedies"]}
+    counts = {"as predicted": 0, "against": 0, "untold": 0}
+    ranking = [r for r in workload["ranking_predicted"] if entries.get(r) is not None]
+    for i, faster in enumerate(ranking):
+        for slower in ranking[i + 1 :]:
+            a, b = entries[faster], entries[slower]
+            if a.has_interval and b.has_interval and a.low > b.high:
+                counts["as predicted"] += 1
+            elif a.has_interval and b.has_interval and a.high < b.low:
+                counts["against"] += 1
+            else:
+                counts["untold"] += 1
+    return counts
+
+
 def format_remedy_check_summary(result: BenchResult) -> str:
-    """What ``skewlab bench remedy_check`` prints: predictions beside measurements.
+    """What ``skewlab bench remedy_check`` prints, headed by whose figures they are:
+    predictions beside measurements (with their intervals), the counts, and what the runs say
+    of each ranking.
 
     Example::
 
@@ -610,25 +718,41 @@ def format_remedy_check_summary(result: BenchResult) -> str:
         >>> print(format_remedy_check_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
     """  # noqa: E501
     summary = bench_summary(result)
+    runs = summary.get("runs") or 1
     lines = [
-        f"priced with: {summary['cost_profile']['source']}",
+        f"{whose_figures(result)}: the doctor's predictions beside real runs, measured job "
+        f"throughput by slope (median of {runs} round(s) [bootstrap interval]); priced "
+        f"with: {summary['cost_profile']['source']}",
         remedy_check_table(summary).to_string(index=False),
     ]
     for w in summary["workloads"]:
+        pairs = _pair_counts(w, runs)
         lines.append(
             f"{w['workload']}: records per subtask predicted {w['records_per_subtask_predicted']}"
             f", measured {w['records_per_subtask_measured']}; hit ratio predicted "
             f"{w['hit_ratio_predicted']:.3f}, measured {w['hit_ratio_measured']:.3f}; flushed "
             f"keys predicted {w['flushed_keys_predicted']:,}, measured "
             f"{w['flushed_keys_measured']:,}; ranking predicted "
-            f"{' > '.join(w['ranking_predicted'])}, measured {' > '.join(w['ranking_measured'])}"
+            f"{' > '.join(w['ranking_predicted'])}, measured medians "
+            f"{' > '.join(w['ranking_measured'])}; of its pairs the runs order "
+            f"{pairs['as predicted']} as predicted, {pairs['against']} against, and cannot "
+            f"order {pairs['untold']} (their intervals overlap)"
         )
-    lines.append(
-        f"every prediction within 25 %: {summary['all_within_tolerance']}; every ranking equal: "
-        f"{summary['all_rankings_equal']}; every ranking in the order of every pair the runs "
-        f"tell apart: {summary['all_rankings_consistent']}; every digest equal: "
-        f"{summary['all_digests_match']}"
-    )
+    intervals = summary.get("intervals") or {}
+    if summary.get("unmeasured"):
+        lines.append(
+            f"not measured: {', '.join(summary['unmeasured'])} (no round's job took longer over "
+            "all the views than over a quarter of them): no verdict over every remedy"
+        )
+    if "predictions_within_tolerance" in intervals:
+        lines.append(
+            "predictions within the tolerance: "
+            + estimate_text(intervals["predictions_within_tolerance"], ".0f", "")
+            + f" of {summary['predictions']}; pairs measured against the ranking: "
+            + estimate_text(intervals["ranking_disagreements"], ".0f", "")
+            + f" of {summary['ranking_pairs']} (from surely to possibly)"
+        )
+    lines.append(f"every digest equal: {summary['all_digests_match']}")
     return "\n".join(lines)
 
 
@@ -653,8 +777,9 @@ def remedy_check_shown(result) -> dict[str, Any] | None:
 
 
 def remedy_check_figure(summary: dict[str, Any] | None) -> go.Figure:
-    """Predicted against measured job throughput, one point per remedy and workload, with the
-    line where they are equal and the band of the tolerance.
+    """Predicted against measured job throughput, one point per remedy and workload (the
+    measured median with its interval as an error bar), with the line where they are equal and
+    the band of the tolerance; the title says whose runs.
 
     Example::
 
@@ -665,7 +790,13 @@ def remedy_check_figure(summary: dict[str, Any] | None) -> go.Figure:
     if summary is None:
         fig.update_layout(template=TEMPLATE, title="No check of the doctor to show")
         return fig
-    points = [r for w in summary["workloads"] for r in w["remedies"]]
+    runs = summary.get("runs") or 1
+    points = [
+        r
+        for w in summary["workloads"]
+        for r in w["remedies"]
+        if r["measured_records_per_second"] is not None
+    ]
     if points:
         low = (
             min(
@@ -683,10 +814,17 @@ def remedy_check_figure(summary: dict[str, Any] | None) -> go.Figure:
                 hoverinfo="skip",
             ))  # fmt: skip
     for w in summary["workloads"]:
+        shown = [r for r in w["remedies"] if r["measured_records_per_second"] is not None]
+        measured = [_measured(r, runs) for r in shown]
         fig.add_trace(go.Scatter(
-            x=[r["measured_records_per_second"] for r in w["remedies"]],
-            y=[r["predicted_records_per_second"] for r in w["remedies"]],
-            text=[r["remedy"] for r in w["remedies"]],
+            x=[m.value for m in measured],
+            y=[r["predicted_records_per_second"] for r in shown],
+            error_x={
+                "type": "data", "symmetric": False,
+                "array": [m.high - m.value if m.has_interval else 0 for m in measured],
+                "arrayminus": [m.value - m.low if m.has_interval else 0 for m in measured],
+            },
+            text=[r["remedy"] for r in shown],
             mode="markers+text", textposition="top center", name=w["workload"],
             hovertemplate="%{text}: measured %{x:,.0f}, predicted %{y:,.0f} records/s"
                           "<extra></extra>",
@@ -695,14 +833,17 @@ def remedy_check_figure(summary: dict[str, Any] | None) -> go.Figure:
         template=TEMPLATE,
         title=f"The doctor's predicted job throughput against real runs ({summary['shown']}); "
         f"dotted: within {TOLERANCE:.0%}",
-        xaxis={"title": "measured job records/s (median, net of start-up)", "type": "log"},
+        xaxis={"title": "measured job records/s (by slope: median, its interval)", "type": "log"},
         yaxis={"title": "predicted job records/s", "type": "log"},
     )
     return fig
 
 
 def describe_remedy_check(summary: dict[str, Any] | None) -> str:
-    """Sentences computed from the check, naming whose it is.
+    """Sentences computed from the check, naming whose it is: the predictions within the
+    tolerance (surely, at the medians, possibly), and per workload the doctor's ranking with
+    what the runs say of it -- a pair of remedies whose measured intervals overlap is one the
+    runs cannot order, so a ranking over it is neither confirmed nor contradicted.
 
     Example::
 
@@ -715,23 +856,42 @@ def describe_remedy_check(summary: dict[str, Any] | None) -> str:
     workloads, whose = summary["workloads"], summary["shown"]
     if not workloads:
         return f"In {whose}, no workload was checked."
-    ratios = [r["predicted_over_measured"] for w in workloads for r in w["remedies"]]
-    within = sum(abs(x - 1) <= summary["tolerance"] for x in ratios)
+    runs = summary.get("runs") or 1
+    n = sum(len(w["remedies"]) for w in workloads)
+    ratios = [
+        r["predicted_over_measured"]
+        for w in workloads
+        for r in w["remedies"]
+        if r["predicted_over_measured"] is not None
+    ]
+    if summary.get("unmeasured"):
+        return (
+            f"In {whose}, {', '.join(summary['unmeasured'])} went unmeasured (no round's job "
+            "took longer over all the views than over a quarter of them), so no verdict over "
+            "every remedy is given."
+        )
+    within = within_tolerance(workloads, runs)
     lines = [
-        f"In {whose}, priced with {summary['cost_profile']['source']}: {within} of "
-        f"{len(ratios)} predictions of job throughput are within "
-        f"{summary['tolerance']:.0%} of the measured (predicted / measured from "
-        f"{min(ratios):.2f} to {max(ratios):.2f})."
+        f"In {whose}, priced with {summary['cost_profile']['source']}: "
+        + (
+            f"{within.value:.0f} of {n} predictions of job throughput are within "
+            f"{summary['tolerance']:.0%} of the measured median; counting the measured "
+            f"intervals, {within.low:.0f} surely and {within.high:.0f} possibly"
+            if within.has_interval
+            else f"{within.value:.0f} of {n} predictions of job throughput are within "
+            f"{summary['tolerance']:.0%} of the measured (no interval: one round, or a summary "
+            "that kept none)"
+        )
+        + f" (predicted / measured from {min(ratios):.2f} to {max(ratios):.2f})."
     ]
     for w in workloads:
-        agree = "the measured order" if w["ranking_equal"] else (
-            "an order the runs cannot tell from the measured one (measured: "
-            f"{' > '.join(w['ranking_measured'])}; where the two differ, the remedies' "
-            "min..max ranges overlap)" if w["ranking_consistent"] else
-            f"an order the runs contradict (measured: {' > '.join(w['ranking_measured'])})"
-        )  # fmt: skip
+        pairs = _pair_counts(w, runs)
+        total = sum(pairs.values())
         lines.append(
             f"{w['workload']}: the doctor recommends {w['recommended']} and ranks "
-            f"{' > '.join(w['ranking_predicted'])}, {agree}."
+            f"{' > '.join(w['ranking_predicted'])}; the measured medians rank "
+            f"{' > '.join(w['ranking_measured'])}; of its {total} pairs of remedies the runs "
+            f"order {pairs['as predicted']} as predicted and {pairs['against']} against it, "
+            f"and cannot order {pairs['untold']} (their intervals overlap)."
         )
     return "\n".join(lines)

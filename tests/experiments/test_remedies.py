@@ -2,7 +2,9 @@
 the LRU's misses, the buffer's flushes and flushed keys, salting's first-stage loads), the
 cost profile against the times it was priced from, and the pricing against the arithmetic its
 module states. Throughput itself is held against real runs by ``skewlab bench remedy_check``
-(a benchmark, not a timed test)."""
+(a benchmark, not a timed test); here its verdicts are held on constructed results: a
+prediction whose interval straddles the tolerance and a ranking over remedies whose measured
+intervals overlap are left uncalled, never held."""
 
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ import pytest
 
 from skewlab.engine.config import JobConfig
 from skewlab.errors import SkewlabInputError
+from skewlab.experiments.claims import HELD, INCONCLUSIVE, NOT_HELD, NOT_MEASURED, claim
 from skewlab.experiments.remedies import BASELINE, naive_subtask_rate, predict_remedies
-from skewlab.experiments.remedy_check import _check
+from skewlab.experiments.remedy_check import _check, summarize
 from skewlab.experiments.remedy_costs import REMEDIES, cost_profile, load_cost_profile
 from skewlab.experiments.subtask_replay import (
     bucket_of,
@@ -96,7 +99,7 @@ def test_salting_first_stage_loads_sum_to_the_records_and_track_a_real_salted_ru
 
 def _rows(seconds_by_card: dict[int, float], n_views: int = 1_000) -> list[dict]:
     return [
-        dict(remedy=r, cardinality=k, records_per_key=n_views / k, net_job_seconds=t,
+        dict(remedy=r, cardinality=k, records_per_key=n_views / k, job_seconds_by_slope=t,
              busiest_records=n_views // 2, busiest_state_reads=n_views // (4 if k > 10 else 40),
              stage_one_busiest_records=n_views // 2, latency_p99_ms=0.01, parallelism=2)
         for r in REMEDIES
@@ -124,6 +127,23 @@ def test_the_cost_profile_gives_back_the_times_it_was_priced_from():
             for b, d in hist.items()
         )
         assert priced / 1e6 == pytest.approx(seconds[int(card)], rel=1e-9)
+
+
+def test_a_remedy_without_a_cost_per_record_leaves_the_profile_out_and_says_why(tmp_path):
+    import json
+
+    from skewlab.experiments.remedy_costs import summarize as summarize_costs
+
+    rows = [dict(r, run=0, digest_matches_reference=True) for r in _rows({100: 0.05, 10: 0.02})]
+    assert summarize_costs(rows)["cost_profile"] is not None
+    # one remedy's job no longer over all the views than over a quarter: no cost per record
+    broken = [dict(r, job_seconds_by_slope=-0.01) if r["remedy"] == "cached" else r for r in rows]
+    summary = summarize_costs(broken)
+    assert summary["cost_profile"] is None and "cached at" in summary["cost_profile_error"]
+    saved = tmp_path / "costs.json"
+    saved.write_text(json.dumps({"summary": summary}))
+    with pytest.raises(SkewlabInputError, match="no cost profile in .*cached at"):
+        load_cost_profile(saved)
 
 
 def _profile() -> dict:
@@ -210,22 +230,154 @@ def test_more_subtasks_than_slots_share_them():
     assert by["naive_heap"]["job_seconds"] == pytest.approx(1_200 * 10e-6)
 
 
-def test_the_check_compares_what_it_says():
-    replay = _replay()
-    predicted = predict_remedies(replay, [600.0, 600.0], _profile(), bounded=True)
-    rates = {r["remedy"]: r["records_per_second"] for r in predicted["remedies"]}
-    measured = {
-        name: [{"job_records_per_second_net_of_startup": rate * f, "subtask_records": [1_000, 200],
-                "cache_hit_ratio": 0.75, "state_reads": 300} for f in (0.9, 1.0, 1.1)]
+def _measured(rates: dict[str, float], spread: dict[str, tuple[float, ...]]) -> dict:
+    """Three rounds per remedy: its rate times each factor of ``spread`` (default 1, 1, 1)."""
+    return {
+        name: [{"job_records_per_second": rate * f, "subtask_records": [1_000, 200],
+                "cache_hit_ratio": 0.75, "state_reads": 300}
+               for f in spread.get(name, (1.0, 1.0, 1.0))]
         for name, rate in rates.items()
     }  # fmt: skip
-    measured["salted"] = [dict(r, job_records_per_second_net_of_startup=1.0) for r in
-                          measured["salted"]]  # fmt: skip
+
+
+def _predicted():
+    replay = _replay()
+    predicted = predict_remedies(replay, [600.0, 600.0], _profile(), bounded=True)
+    return replay, predicted, {r["remedy"]: r["records_per_second"] for r in predicted["remedies"]}
+
+
+def test_the_check_compares_what_it_says():
+    replay, predicted, rates = _predicted()
+    measured = _measured(rates, dict.fromkeys(rates, (0.98, 1.0, 1.02)))
+    measured["salted"] = [dict(r, job_records_per_second=1.0) for r in measured["salted"]]
     check = _check("toy", replay, predicted, measured)
     assert check["records_per_subtask_equal"] and check["hit_ratio_within_1_point"]
+    assert check["flushed_keys_measured_rounds"] == [300, 300, 300]
     assert not check["all_within_tolerance"]
     assert [r["within_tolerance"] for r in check["remedies"]].count(False) == 1
     assert check["ranking_consistent"] and check["ranking_equal"]
+    # each remedy's measured figure is the median of its rounds, with their interval
+    naive = next(r for r in check["remedies"] if r["remedy"] == "naive_heap")
+    assert naive["measured_records_per_second"] == pytest.approx(rates["naive_heap"])
+    low, high = naive["measured_interval"]["low"], naive["measured_interval"]["high"]
+    assert low == pytest.approx(0.98 * rates["naive_heap"])
+    assert high == pytest.approx(1.02 * rates["naive_heap"])
+
+
+def _verdicts(measured) -> dict[str, str]:
+    replay, predicted, _ = _predicted()
+    check = _check("toy", replay, predicted, measured)
+    rows = [{"digest_matches_reference": True}]
+    result = {"experiment": "remedy_check", "summary": summarize([check], rows, 3)}
+    return {
+        name: claim("skew_doctor", name).evaluate(result).status
+        for name in (
+            "doctor_counts_what_runs_count",
+            "doctor_throughput_within_tolerance",
+            "doctor_ranks_remedies_as_measured",
+        )
+    }
+
+
+def test_a_ranking_over_overlapping_intervals_is_left_uncalled():
+    _, predicted, rates = _predicted()
+    ranking = predicted["ranking"]
+    # every remedy measured where predicted, its rounds tight: every pair apart, in order
+    tight = _verdicts(_measured(rates, dict.fromkeys(rates, (0.999, 1.0, 1.001))))
+    assert tight["doctor_ranks_remedies_as_measured"] == HELD
+    assert tight["doctor_throughput_within_tolerance"] == HELD
+    assert tight["doctor_counts_what_runs_count"] == HELD
+    # the two fastest swapped at their medians, their rounds overlapping: the runs cannot
+    # order them, so the ranking is neither confirmed nor contradicted
+    first, second = ranking[0], ranking[1]
+    swapped = dict(rates, **{first: rates[second] * 1.01, second: rates[second] * 1.02})
+    spread = dict.fromkeys(rates, (0.999, 1.0, 1.001)) | {first: (0.9, 1.0, 1.1),
+                                                           second: (0.9, 1.0, 1.1)}  # fmt: skip
+    assert _verdicts(_measured(swapped, spread))["doctor_ranks_remedies_as_measured"] == (
+        INCONCLUSIVE
+    )
+    # swapped and apart: the runs order them against the prediction
+    apart = dict(rates, **{first: rates[second] * 0.5})
+    tight_apart = _verdicts(_measured(apart, dict.fromkeys(rates, (0.999, 1.0, 1.001))))
+    assert tight_apart["doctor_ranks_remedies_as_measured"] == NOT_HELD
+
+
+def test_a_prediction_whose_interval_straddles_the_tolerance_is_inconclusive():
+    _, _, rates = _predicted()
+    tight = dict.fromkeys(rates, (0.999, 1.0, 1.001))
+    # one remedy measured at 0.8 of its prediction (predicted / measured 1.25): its rounds
+    # spread either side of the tolerance's edge
+    edge = dict(rates, naive_heap=rates["naive_heap"] * 0.8)
+    straddling = _verdicts(_measured(edge, tight | {"naive_heap": (0.9, 1.0, 1.1)}))
+    assert straddling["doctor_throughput_within_tolerance"] == INCONCLUSIVE
+    # measured at half its prediction, rounds tight: surely outside
+    half = dict(rates, naive_heap=rates["naive_heap"] * 0.5)
+    assert _verdicts(_measured(half, tight))["doctor_throughput_within_tolerance"] == NOT_HELD
+
+
+def test_counts_are_exact_and_one_round_that_flushed_otherwise_breaks_them():
+    _, _, rates = _predicted()
+    measured = _measured(rates, dict.fromkeys(rates, (0.999, 1.0, 1.001)))
+    measured["buffered"][2] = dict(measured["buffered"][2], state_reads=301)  # a timer flush
+    assert _verdicts(measured)["doctor_counts_what_runs_count"] == NOT_HELD
+
+
+def test_one_round_concludes_no_timed_claim():
+    _, _, rates = _predicted()
+    one = {name: rounds[:1] for name, rounds in _measured(rates, {}).items()}
+    verdicts = _verdicts(one)
+    assert verdicts["doctor_counts_what_runs_count"] == HELD  # exact counts: one round suffices
+    assert verdicts["doctor_throughput_within_tolerance"] == INCONCLUSIVE
+    assert verdicts["doctor_ranks_remedies_as_measured"] == INCONCLUSIVE
+
+
+def test_a_remedy_the_runs_could_not_measure_leaves_the_timed_claims_unmeasured():
+    from skewlab.viz.skew_doctor import describe_remedy_check, remedy_check_table
+
+    replay, predicted, rates = _predicted()
+    measured = _measured(rates, dict.fromkeys(rates, (0.999, 1.0, 1.001)))
+    # no round's job took longer over all the views than over a quarter: no slope
+    measured["sorted"] = [dict(r, job_records_per_second=None) for r in measured["sorted"]]
+    check = _check("toy", replay, predicted, measured)
+    assert check["unmeasured"] == ["sorted"]
+    assert "sorted" not in {p["faster"] for p in check["ranking_pairs"]} | {
+        p["slower"] for p in check["ranking_pairs"]
+    }
+    assert _verdicts(measured) == {
+        "doctor_counts_what_runs_count": HELD,
+        "doctor_throughput_within_tolerance": NOT_MEASURED,
+        "doctor_ranks_remedies_as_measured": NOT_MEASURED,
+    }
+    summary = summarize([check], [{"digest_matches_reference": True}], 3)
+    table = remedy_check_table(summary).set_index("remedy")
+    assert table.loc["sorted", "within 25%"] == "not measured"
+    assert "sorted went unmeasured" in describe_remedy_check({**summary, "shown": "this run"})
+
+
+def test_the_checks_printout_says_whose_runs_and_what_they_cannot_tell():
+    from skewlab.viz.skew_doctor import (
+        describe_remedy_check,
+        format_remedy_check_summary,
+        remedy_check_table,
+    )
+
+    replay, predicted, rates = _predicted()
+    tight = dict.fromkeys(rates, (0.999, 1.0, 1.001))
+    edge = dict(rates, naive_heap=rates["naive_heap"] * 0.8)
+    check = _check(
+        "toy", replay, predicted, _measured(edge, tight | {"naive_heap": (0.9, 1.0, 1.1)})
+    )
+    summary = summarize([check], [{"digest_matches_reference": True}], 3)
+    summary["cost_profile"] = {"source": "a test profile"}
+    table = remedy_check_table(summary).set_index("remedy")
+    assert table.loc["naive_heap", "within 25%"] == "the runs cannot tell"
+    assert table.loc["naive_rocksdb", "within 25%"] == "yes"
+    text = format_remedy_check_summary({"size": "quick", "summary": summary, "rows": []})
+    assert text.startswith("this run (quick, this machine): the doctor's predictions")
+    assert "net of start-up" not in text
+    said = describe_remedy_check({**summary, "shown": "the reference (measured 2026-01-01)"})
+    assert said.startswith("In the reference (measured 2026-01-01), priced with a test profile")
+    assert "the runs order" in said
 
 
 def test_a_profile_file_without_one_is_refused(tmp_path):
