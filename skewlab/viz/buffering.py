@@ -332,7 +332,7 @@ def format_summary(result: BenchResult) -> str:
     lines = [
         f"{whose}: job throughput (one over the per-record job cost by slope, N/4 to N "
         f"views), records/s: median [min..max] of {s['runs']} round(s); speedup = buffered / "
-        "naive of the medians [95 % bootstrap interval]",
+        "naive of the medians [bootstrap interval]",
         f"{'keys':>7}  {'naive':>26}"
         + "".join(f"  {SIDE_LABELS[side]:>28}  {'x':>18}" for side in s["sides"][1:]),
     ]

@@ -264,10 +264,22 @@ def verdict(
         return INCONCLUSIVE, "no interval: a timed figure measured without its spread"
     bare = [k for k, v in estimates.items() if not v.has_interval]
     if bare:
+        samples = [k for k in bare if estimates[k].method == "order statistics"]
+        if samples:
+            n = min(estimates[k].runs for k in samples)
+            return INCONCLUSIVE, (
+                f"no interval for {', '.join(samples)}: {n} sample{'s' * (n != 1)} (e.g. "
+                "micro-batches) are too few for a 95 % interval of that percentile"
+            )
         runs = min(estimates[k].runs for k in bare)
+        if runs > 1:  # several runs, no interval kept: a result from before intervals were
+            return INCONCLUSIVE, (
+                f"no interval for {', '.join(bare)}: its {runs} runs were saved without one "
+                "(a result from before intervals were kept): re-measure it"
+            )
         return INCONCLUSIVE, (
-            f"no interval for {', '.join(bare)} ({runs} run{'s' * (runs != 1)} and no "
-            "documented run-to-run spread): measure with more runs (--runs 3)"
+            f"no interval for {', '.join(bare)} (1 run and no documented run-to-run "
+            "spread): measure with more runs (--runs 3)"
         )
     ranged = [k for k, v in estimates.items() if v.low != v.high]
     if len(ranged) > 10:
