@@ -56,6 +56,7 @@ __all__ = [
     "lowest",
     "median_estimate",
     "one_run",
+    "over",
     "quantile_interval",
     "ratio_of_medians",
     "summary_estimate",
@@ -291,6 +292,27 @@ def one_run(value: float, spread: float | None) -> Estimate:
     if spread is None:
         return Estimate(value, runs=1)
     return Estimate(value, value / (1 + spread), value * (1 + spread), 1, SPREAD)
+
+
+def over(numerator: float, estimate: Estimate) -> Estimate:
+    """A fixed figure over an estimate (a prediction over a measurement), with the interval the
+    estimate gives it (its ends swap: a larger measurement, a smaller quotient); none where the
+    estimate has none or its interval reaches 0.
+
+    Example::
+
+        >>> over(100.0, Estimate(50.0, 40.0, 80.0, 3, BOOTSTRAP)).text(".2f")
+        '2.00 [1.25..2.50], 3 runs'
+    """
+    if not estimate.has_interval or estimate.low <= 0:
+        return Estimate(numerator / estimate.value, runs=estimate.runs)
+    return Estimate(
+        numerator / estimate.value,
+        numerator / estimate.high,
+        numerator / estimate.low,
+        estimate.runs,
+        estimate.method,
+    )
 
 
 def bound_violation(job: Estimate, operator: Estimate) -> str | None:

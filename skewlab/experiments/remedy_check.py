@@ -46,7 +46,7 @@ from typing import Any
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.experiments.chapters import resolve_runs, size_settings
-from skewlab.experiments.intervals import BOOTSTRAP, Estimate, median_estimate
+from skewlab.experiments.intervals import BOOTSTRAP, Estimate, median_estimate, over
 from skewlab.experiments.remedies import predict_remedies
 from skewlab.experiments.remedy_costs import load_cost_profile, remedies
 from skewlab.experiments.results import BenchResult, spread
@@ -237,19 +237,6 @@ def measured_interval(entry: Mapping[str, Any], runs: int = 1) -> Estimate | Non
     return Estimate(value, low, high, runs, "min..max")
 
 
-def _over(predicted: float, measured: Estimate) -> Estimate:
-    """Predicted over measured, with the interval the measured one gives it."""
-    if not measured.has_interval or measured.low <= 0:
-        return Estimate(predicted / measured.value, runs=measured.runs)
-    return Estimate(
-        predicted / measured.value,
-        predicted / measured.high,
-        predicted / measured.low,
-        measured.runs,
-        measured.method,
-    )
-
-
 def _check(name: str, replay, predicted, measured) -> dict[str, Any]:
     """One workload's predictions beside its measurements (``measured``: per remedy, its
     rounds' rows)."""
@@ -268,7 +255,7 @@ def _check(name: str, replay, predicted, measured) -> dict[str, Any]:
                 "predicted_over_measured_interval": None, "within_tolerance": None,
             })  # fmt: skip
             continue
-        ratio = _over(row["records_per_second"], got)
+        ratio = over(row["records_per_second"], got)
         rounds = spread(r[MEASURE] for r in measured[row["remedy"]])
         remedies_out.append({
             "remedy": row["remedy"],
@@ -360,7 +347,7 @@ def within_tolerance(checks: Sequence[Mapping[str, Any]], runs: int = 1) -> Esti
     for check in checks:
         for entry in check["remedies"]:
             measured = measured_interval(entry, runs)
-            ratio = _over(entry["predicted_records_per_second"], measured)
+            ratio = over(entry["predicted_records_per_second"], measured)
             value += abs(ratio.value - 1) <= TOLERANCE
             if not ratio.has_interval:
                 bare = True

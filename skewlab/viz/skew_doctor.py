@@ -25,7 +25,7 @@ import plotly.io as pio
 
 from skewlab.engine.partitioners import ENGINES
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.intervals import Estimate
+from skewlab.experiments.intervals import Estimate, over
 from skewlab.experiments.remedies import BASELINE
 from skewlab.experiments.remedy_check import EXPERIMENT as REMEDY_CHECK
 from skewlab.experiments.remedy_check import TOLERANCE, measured_interval, within_tolerance
@@ -665,7 +665,7 @@ def remedy_check_table(summary: dict[str, Any] | None):
             ratio = (
                 Estimate.from_json(r["predicted_over_measured_interval"])
                 if r.get("predicted_over_measured_interval")
-                else _ratio(r["predicted_records_per_second"], measured)
+                else over(r["predicted_records_per_second"], measured)
             )
             rows.append({
                 "workload": w["workload"],
@@ -676,18 +676,6 @@ def remedy_check_table(summary: dict[str, Any] | None):
                 f"within {TOLERANCE:.0%}": _verdict_word(ratio),
             })  # fmt: skip
     return pd.DataFrame(rows)
-
-
-def _ratio(predicted: float, measured) -> Any:
-    if not measured.has_interval or measured.low <= 0:
-        return Estimate(predicted / measured.value, runs=measured.runs)
-    return Estimate(
-        predicted / measured.value,
-        predicted / measured.high,
-        predicted / measured.low,
-        measured.runs,
-        measured.method,
-    )
 
 
 def _pair_counts(workload: dict[str, Any], runs: int) -> dict[str, int]:

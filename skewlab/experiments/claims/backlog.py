@@ -10,9 +10,8 @@ intervals: a claim is held only where every round's simulation agrees.
 from __future__ import annotations
 
 from skewlab.experiments.backlog import CURVES, curve_key
-from skewlab.experiments.claims import Claim, estimate, rows_of, summary_value
+from skewlab.experiments.claims import Claim, estimate, summary_value
 from skewlab.experiments.headlines import TOLERANCE  # the project's one tolerance
-from skewlab.experiments.intervals import Estimate
 
 __all__ = ["CLAIMS"]
 
@@ -21,20 +20,8 @@ _CHECKED = tuple(curve_key(label) for label, _, _ in CURVES)
 
 
 def _simulated_over_measured(result, key: str):
-    """A curve's simulated over measured capacity at P=2, with its rounds' interval; from the
-    rows (one figure, no interval) for a result that predates it."""
-    found = estimate(result, f"{key}_simulated_over_measured_at_2")
-    if found is not None:
-        return found
-    for r in rows_of(result):
-        if (
-            curve_key(r.get("curve", "")) == key
-            and r.get("source") == "measured"
-            and r.get("parallelism") == 2
-            and r.get("measured_capacity")
-        ):
-            return Estimate(r["capacity"] / r["measured_capacity"], runs=1)
-    return None
+    """A curve's simulated over measured capacity at P=2, with its rounds' interval."""
+    return estimate(result, f"{key}_simulated_over_measured_at_2")
 
 
 def _simulation_check(result):

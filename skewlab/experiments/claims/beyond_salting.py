@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from skewlab.experiments.cache_admission import ISSUE_SIMULATION
 from skewlab.experiments.claims import Claim, estimate, summary_of, summary_value
-from skewlab.experiments.intervals import Estimate
 
 __all__ = ["CLAIMS"]
 
@@ -146,11 +145,7 @@ def _simulated_wchoices_over_pkg(result):
     figures = _simulated_speedups(result)
     if figures is None:
         return None
-    over = estimate(result, "simulated_over_pkg_wchoices")
-    if over is None and figures["pkg"] is not None and figures["wchoices"] is not None:
-        # a summary from before the ratio was kept: the two speedups' own ratio, no interval
-        over = Estimate(figures["wchoices"].value / figures["pkg"].value)
-    return {**figures, "over": over}
+    return {**figures, "over": estimate(result, "simulated_over_pkg_wchoices")}
 
 
 CLAIMS = (

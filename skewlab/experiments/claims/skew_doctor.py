@@ -18,25 +18,13 @@ no measured throughput, and the two timed claims are then not measured.
 
 from __future__ import annotations
 
-from skewlab.experiments.claims import Claim, estimate, rows_of, summary_value
-from skewlab.experiments.remedy_check import ranking_disagreements, within_tolerance
+from skewlab.experiments.claims import Claim, estimate, summary_value
 
 __all__ = ["CLAIMS"]
 
 
 def _workloads(result):
     return summary_value(result, "workloads") or None
-
-
-def _rounds(result) -> int:
-    """The rounds a summary rests on (``runs``; for one that did not say: its rows per remedy
-    and workload)."""
-    runs = summary_value(result, "runs")
-    if runs:
-        return runs
-    rows = rows_of(result)
-    keys = {(r.get("workload"), r.get("remedy")) for r in rows}
-    return len(rows) // len(keys) if keys else 1
 
 
 def _flushed_keys_equal(w) -> bool:
@@ -74,8 +62,8 @@ def _throughput(result):
         return None
     ratios = [r["predicted_over_measured"] for w in workloads for r in w["remedies"]]
     within = estimate(result, "predictions_within_tolerance")
-    if within is None:  # a summary from before the count was kept: from its workloads
-        within = within_tolerance(workloads, _rounds(result))
+    if within is None:  # a result saved before the count was kept: not measured
+        return None
     return {
         "n": len(ratios),
         "within": within,
@@ -90,8 +78,8 @@ def _ranking(result):
     if not workloads:  # not measured
         return None
     against = estimate(result, "ranking_disagreements")
-    if against is None:  # a summary from before the count was kept: from its workloads
-        against = ranking_disagreements(workloads, _rounds(result))
+    if against is None:  # a result saved before the count was kept: not measured
+        return None
     pairs = sum(len(w["ranking_predicted"]) * (len(w["ranking_predicted"]) - 1) // 2
                 for w in workloads)  # fmt: skip
     return {"n": len(workloads), "pairs": pairs, "against": against}

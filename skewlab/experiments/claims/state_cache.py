@@ -8,7 +8,8 @@ Every timed figure is the median of the rounds' ratios with its bootstrap interv
 :func:`~skewlab.experiments.claims.estimate`, which also checks the job's ratio against the
 operators' (a job ratio beyond them is a measurement error). The hit ratios are counts that
 every run of the key sequence measures alike (``exact=True``). The 0 %-hit breakdown's
-predictions are each the median of its runs' own sums, with their interval.
+predictions are each the median of its runs' own sums, with their interval. A result saved
+before a figure was kept lacks it: the claim over it is not measured.
 """
 
 from __future__ import annotations
@@ -62,26 +63,8 @@ def percent_dearer(throughput_ratio: Estimate | None) -> Estimate | None:
     return replace(throughput_ratio, value=dearer(throughput_ratio.value), low=low, high=high)
 
 
-def _stored_or_summed(
-    result, key: str, added: tuple[str, ...], taken: tuple[str, ...] = ()
-) -> Estimate | None:
-    """A prediction of the 0 %-hit breakdown with its interval; for a summary saved before it
-    stored one, the parts' median shares ``added`` less those ``taken``, without an interval
-    (so inconclusive)."""
-    stored = estimate(result, key)
-    if stored is not None:
-        return stored
-    costs = summary_value(result, "zero_hit_costs")
-    if not costs or any(costs.get(s) is None for s in (*added, *taken)):
-        return None
-    value = sum(costs[s] for s in added) - sum(costs[s] for s in taken)
-    return Estimate(value, runs=costs.get("runs", 1))
-
-
 def _zero_hit(result):
-    predicted = _stored_or_summed(
-        result, "zero_hit_predicted_loss", ("bookkeeping_share", "write_locality_share")
-    )
+    predicted = estimate(result, "zero_hit_predicted_loss")
     return {
         "predicted": scaled(predicted, 100),
         "measured": percent_dearer(estimate(result, "speedup_250")),
@@ -92,37 +75,23 @@ def batched_figures(result, size: int = 250) -> dict[str, Estimate | None]:
     """The batched write-back against FLIP-325's LRU at ``size`` entries: ``predicted``, the
     0 %-hit breakdown's change in a record's cost, in percent (below 0: cheaper); ``job`` and
     ``cpu``, the batched write-back's job and operator-CPU throughput over the LRU's, round by
-    round. For a summary saved before the job's ratio was stored: the ratio of the two
-    speedups over RocksDB alone, without an interval.
+    round, each with its interval.
 
     Example::
 
-        >>> figures = batched_figures({"summary": {"runs": 1, "speedup_250": 0.9,
-        ...     "speedup_250_batched": 0.81, "zero_hit_costs": {"runs": 1,
-        ...     "bookkeeping_share": 0.02, "write_locality_share": 0.1,
-        ...     "bookkeeping_batched_share": 0.04, "write_locality_batched_share": -0.04}}})
-        >>> round(figures["predicted"].value, 1), round(figures["job"].value, 2)
-        (-12.0, 0.9)
+        >>> interval = {"value": 0.9, "low": 0.85, "high": 0.95, "runs": 3}
+        >>> figures = batched_figures({"summary": {"runs": 3, "batched_over_lru_250": 0.9,
+        ...     "zero_hit_predicted_batched_change": -0.12, "intervals": {
+        ...     "batched_over_lru_250": interval, "zero_hit_predicted_batched_change": {
+        ...     "value": -0.12, "low": -0.15, "high": -0.1, "runs": 3}}}})
+        >>> round(figures["predicted"].value, 1), figures["job"].text(".2f", "x")
+        (-12.0, '0.90x [0.85..0.95], 3 runs')
     """
-    change = _stored_or_summed(
-        result,
-        "zero_hit_predicted_batched_change",
-        ("bookkeeping_batched_share", "write_locality_batched_share"),
-        ("bookkeeping_share", "write_locality_share"),
-    )
-    job = estimate(result, f"batched_over_lru_{size}")
-    if job is None:
-        batched = summary_value(result, f"speedup_{size}_batched")
-        lru = summary_value(result, f"speedup_{size}")
-        runs = summary_value(result, "runs") or 1
-        job = Estimate(batched / lru, runs=runs) if batched and lru else None
-    cpu = estimate(result, f"operator_batched_over_lru_{size}")
-    if cpu is None:
-        batched = summary_value(result, f"operator_speedup_{size}_batched")
-        lru = summary_value(result, f"operator_speedup_{size}")
-        runs = summary_value(result, "runs") or 1
-        cpu = Estimate(batched / lru, runs=runs) if batched and lru else None
-    return {"predicted": scaled(change, 100), "job": job, "cpu": cpu}
+    return {
+        "predicted": scaled(estimate(result, "zero_hit_predicted_batched_change"), 100),
+        "job": estimate(result, f"batched_over_lru_{size}"),
+        "cpu": estimate(result, f"operator_batched_over_lru_{size}"),
+    }
 
 
 def _staircase(result):

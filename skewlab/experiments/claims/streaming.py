@@ -38,13 +38,11 @@ def _shape(result):
     return {"k_lo": k_lo, "r_lo": r_lo, "k_hi": k_hi, "r_hi": r_hi}
 
 
-def _p50(row) -> Estimate:
+def _p50(row) -> Estimate | None:
     """An interval's median latency over its micro-batches, with its order-statistics interval
-    where it has one; a result that predates it: the rows' p50, no interval."""
+    (``None`` for a result saved before it was kept: not measured)."""
     stored = row.get("latency_p50_over_batches")
-    if stored is not None:
-        return Estimate.from_json(stored)
-    return Estimate(float(row["latency_p50_ms"]), runs=int(row.get("batches") or 1))
+    return None if stored is None else Estimate.from_json(stored)
 
 
 def _latency(result):
