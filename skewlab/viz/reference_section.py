@@ -22,7 +22,7 @@ from typing import Any
 from skewlab.experiments.references import load_reference
 from skewlab.experiments.results import bench_summary
 
-__all__ = ["THIS_RUN", "section_shown", "summary_shown"]
+__all__ = ["THIS_RUN", "run_or_reference", "section_shown", "summary_shown"]
 
 #: Whose figures a section shows when this run measured them.
 THIS_RUN = "this run"
@@ -80,3 +80,44 @@ def summary_shown(result, benchmark: str, *, what: str, why: str) -> dict[str, A
     own = None if result is None else bench_summary(result)
     summary, whose = section_shown(own, benchmark, lambda s: s, what=what, why=why)
     return None if summary is None else {**summary, "shown": whose}
+
+
+def run_or_reference(
+    part: str,
+    size: str,
+    benchmark: str,
+    run: Callable[[], Any],
+    *,
+    what: str,
+    why: str,
+) -> tuple[Any, Any]:
+    """``(this_run, shown)`` for a notebook section that a size may leave out: where ``part``'s
+    settings at ``size`` say ``run`` (:func:`skewlab.experiments.chapters.size_settings`),
+    ``run()`` measures it and both are its result; else ``this_run`` is ``None`` (what a claims
+    table takes for "not measured") and ``shown`` is ``benchmark``'s shipped reference, whole
+    (rows and summary), with a line saying whose figures follow.
+
+    Example::
+
+        >>> this_run, shown = run_or_reference(
+        ...     "streaming_runs", "quick", "streaming", lambda: 1 / 0,
+        ...     what="throughput and latency runs", why="one run concludes no claim")
+        this size leaves the throughput and latency runs out (one run concludes no claim); here are the shipped reference's, measured ...
+        >>> this_run is None, shown["experiment"]
+        (True, 'streaming')
+    """  # noqa: E501
+    from skewlab.experiments.chapters import size_settings
+
+    if size_settings(part, size)["run"]:
+        result = run()
+        return result, result
+    reference = load_reference(benchmark)
+    if reference is None:
+        print(f"this size leaves the {what} out ({why}), and no reference ships them")
+        return None, None
+    when = reference.get("provenance", {}).get("measured_at", "?")
+    print(
+        f"this size leaves the {what} out ({why}); here are the shipped reference's, measured "
+        f"{when} at the full size:"
+    )
+    return None, reference

@@ -416,9 +416,10 @@ def latency_table(result) -> pd.DataFrame:
 
 
 def rescale_shown(result, reference: Mapping[str, Any] | None = None) -> Mapping[str, Any] | None:
-    """The rescale section to show: this run's, or -- at a size that leaves it out (quick: its
-    queries are a demonstration, not a claim) -- the shipped reference's, after a line that says
-    which (``None`` when neither has one). ``reference`` defaults to the shipped one.
+    """The rescale section to show: this run's (``result``; ``None``: no run), or -- at a size
+    that leaves it out (quick: its queries are a demonstration, not a claim) -- the shipped
+    reference's, after a line that says which (``None`` when neither has one). ``reference``
+    defaults to the shipped one.
 
     Example::
 
@@ -426,7 +427,7 @@ def rescale_shown(result, reference: Mapping[str, Any] | None = None) -> Mapping
         this run's rescale section:
         {'steps': []}
     """
-    own = bench_summary(result).get("rescale")
+    own = None if result is None else bench_summary(result).get("rescale")
     section, _ = section_shown(
         own,
         "streaming",
@@ -439,17 +440,18 @@ def rescale_shown(result, reference: Mapping[str, Any] | None = None) -> Mapping
 
 
 def rescale_whose(result, reference: Mapping[str, Any] | None = None) -> str | None:
-    """Whose rescale section :func:`rescale_shown` shows: this run's, else the shipped
-    reference's (``None``: neither has one).
+    """Whose rescale section :func:`rescale_shown` shows: this run's (``result``; ``None``: no
+    run), else the shipped reference's (``None``: neither has one).
 
     Example::
 
         >>> rescale_whose({"size": "tiny", "summary": {"rescale": {"steps": []}}})
         'this run (tiny, this machine)'
     """
-    data = result if isinstance(result, Mapping) else result.to_json_dict()
-    if bench_summary(data).get("rescale") is not None:
-        return whose_figures(data)
+    if result is not None:
+        data = result if isinstance(result, Mapping) else result.to_json_dict()
+        if bench_summary(data).get("rescale") is not None:
+            return whose_figures(data)
     reference = load_reference("streaming") if reference is None else reference
     if not reference or not reference.get("summary", {}).get("rescale"):
         return None
