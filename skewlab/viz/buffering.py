@@ -461,6 +461,9 @@ def show_saved_benchmark(saved: Mapping[str, Any] | None) -> go.Figure | None:
         + f" in {measure} (the article's figure: ~{SEED_SPEEDUP_AT_20_KEYS:.0f}x); all digests "
         + f"match the reference: {summary.get('all_digests_match')}"
     )
+    if saved.get("rows") is None and "rows_left_out" in saved:
+        print(f"its rows were left out ({saved['rows_left_out']} of JSON): no chart")
+        return None
     rows = bench_rows(saved)
     medians = median_throughput(rows, measure)
     title = speedup_title(medians, measure.replace("_", " "), whose)
