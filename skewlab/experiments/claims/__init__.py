@@ -130,8 +130,8 @@ def estimate(result: Any, key: str) -> Estimate | None:
 
     Example::
 
-        >>> estimate({"experiment": "buffering", "summary": {"runs": 1, "x": 2.0}}, "x").text()
-        '2.00 [1.33..3.00], 1 run and its run-to-run spread'
+        >>> estimate({"experiment": "buffering", "summary": {"runs": 1, "x": 20.0}}, "x").text()
+        '20.00 [2.90..138.00], 1 run and its run-to-run spread'
         >>> estimate({"summary": {}}, "x") is None
         True
     """
