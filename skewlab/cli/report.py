@@ -33,8 +33,9 @@ def register(subparsers) -> None:
     )
     add_size_option(
         parser,
-        "tiny: seconds; quick: about 2-3 minutes, each lesson's direction (default); "
-        "full: the seeds' sizes",
+        "tiny: seconds; quick (default): a budget of 2 minutes on 2 cores (a line says when a "
+        "run took longer), the lessons a short run settles live, the rest from the shipped "
+        "reference; full: the seeds' sizes",
     )
     parser.add_argument("--out", default=None, help="output directory (default: reports/)")
     parser.add_argument(
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"index: {result.index}  ({result.seconds:.0f} s)")
     print("\nwhere the time went (seconds; one kernel and one Spark for the whole report):")
     print(result.timings())
+    if result.budget_line():
+        print(result.budget_line())
     if result.claims():
         print("\nclaims (each chapter's lessons checked on this run and on the shipped reference;")
         print(f"every outcome in {result.index.with_name('claims.json')}):")

@@ -31,7 +31,12 @@ from skewlab.report.timing import format_timings
 from skewlab.state.metadata_file import write_json_atomically
 from skewlab.validation import check_choice, check_writable_dir
 
-__all__ = ["ReportResult", "notebook_paths", "render_report", "select_notebooks"]
+__all__ = ["BUDGET_SECONDS", "ReportResult", "notebook_paths", "render_report", "select_notebooks"]
+
+
+#: What a whole report may take, per size, in seconds: the quick report's budget on the slower
+#: of the 2-core machines of docs/report.md (a newcomer's first page). A size without one: none.
+BUDGET_SECONDS = {"quick": 120.0}
 
 
 @dataclass
@@ -58,6 +63,33 @@ class ReportResult:
     def timings(self) -> str:
         """Where the time went, per notebook (:func:`~skewlab.report.timing.format_timings`)."""
         return format_timings([(nb.name, nb.timing) for nb in self.notebooks if nb.timing])
+
+    def budget_line(self) -> str | None:
+        """A line when a whole report (every notebook) took longer than its size's budget
+        (:data:`BUDGET_SECONDS`); ``None`` within it, for a size without one, or for a report of
+        some notebooks only.
+
+        Example::
+
+            >>> every = [NotebookReport(p.stem, "t", "s", Path("x.html"), 21.0)
+            ...          for p in notebook_paths()]
+            >>> slow = ReportResult("quick", Path("index.html"), every, seconds=236.0)
+            >>> print(slow.budget_line())  # doctest: +ELLIPSIS
+            this report took 236 s, over the quick size's budget of 120 s (2 cores); ...
+            >>> ReportResult("quick", Path("index.html"), seconds=99.0).budget_line() is None
+            True
+        """
+        budget = BUDGET_SECONDS.get(self.size)
+        every = [nb.name for nb in self.notebooks] == [p.stem for p in notebook_paths()]
+        if budget is None or not every or self.seconds <= budget:
+            return None
+        slowest = max(self.notebooks, key=lambda nb: nb.seconds)
+        return (
+            f"this report took {self.seconds:.0f} s, over the {self.size} size's budget of "
+            f"{budget:.0f} s (2 cores); its slowest notebook, {slowest.name}, took "
+            f"{slowest.seconds:.0f} s: the table above says where the time went, and "
+            "docs/report.md what the budget is measured on"
+        )
 
 
 def notebook_paths(directory: Path | None = None) -> list[Path]:
