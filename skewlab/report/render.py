@@ -187,8 +187,8 @@ def render_report(
     their measurements would share the machine's cores.
 
     Args:
-        size: ``quick`` (the default; about 2 minutes on 2 cores), ``full`` (the seeds'
-            sizes), or ``tiny`` (what the tests render).
+        size: ``quick`` (the default; about 4 minutes on 2 cores, a budget of 2), ``full``
+            (the seeds' sizes), or ``tiny`` (what the tests render).
         out: output directory (default ``reports/``); must not be an existing file.
         notebooks: the notebooks to run (default: all of ``notebooks/``).
         progress: show a progress bar.
