@@ -46,7 +46,7 @@ def section_shown(
 
         >>> section_shown(None, "streaming", lambda s: s.get("rescale"), what="rescale section",
         ...               why="a demonstration", reference={"summary": {}})
-        this size leaves the rescale section out, and no reference ships it
+        this size leaves the rescale section out (a demonstration), and no reference ships it
         (None, None)
     """
     if own is not None:
@@ -54,15 +54,22 @@ def section_shown(
         return own, THIS_RUN
     reference = load_reference(benchmark) if reference is None else reference
     section = pick(reference["summary"]) if reference and "summary" in reference else None
-    if section is None:
-        print(f"this size leaves the {what} out, and no reference ships it")
-        return None, None
+    when = _say_left_out(what, why, None if section is None else reference, "it", "is")
+    return (None, None) if section is None else (section, f"the reference (measured {when})")
+
+
+def _say_left_out(what: str, why: str, reference, it: str, are: str) -> str | None:
+    """Print that this size leaves ``what`` out and whether the shipped ``reference`` (``None``:
+    none ships it) is shown instead; its measuring time, if shown."""
+    if reference is None:
+        print(f"this size leaves the {what} out ({why}), and no reference ships {it}")
+        return None
     when = reference.get("provenance", {}).get("measured_at", "?")
     print(
-        f"this size leaves the {what} out ({why}); here is the shipped reference's, measured "
-        f"{when} at the full size:"
+        f"this size leaves the {what} out ({why}); here {are} the shipped reference's, "
+        f"measured {when} at the full size:"
     )
-    return section, f"the reference (measured {when})"
+    return when
 
 
 def summary_shown(result, benchmark: str, *, what: str, why: str) -> dict[str, Any] | None:
@@ -112,12 +119,5 @@ def run_or_reference(
         result = run()
         return result, result
     reference = load_reference(benchmark)
-    if reference is None:
-        print(f"this size leaves the {what} out ({why}), and no reference ships them")
-        return None, None
-    when = reference.get("provenance", {}).get("measured_at", "?")
-    print(
-        f"this size leaves the {what} out ({why}); here are the shipped reference's, measured "
-        f"{when} at the full size:"
-    )
+    _say_left_out(what, why, reference, "them", "are")
     return None, reference
