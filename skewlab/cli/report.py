@@ -6,7 +6,6 @@ import argparse
 import sys
 
 from skewlab.cli._size_option import add_size_option
-from skewlab.report import render_report, select_notebooks
 
 EXAMPLES = """\
 examples:
@@ -48,6 +47,9 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # papermill and nbconvert load only when a report runs (seconds every other command skips)
+    from skewlab.report import render_report, select_notebooks
+
     notebooks = select_notebooks(args.notebooks) if args.notebooks is not None else None
     result = render_report(args.size, args.out, notebooks=notebooks)
     for nb in result.notebooks:

@@ -97,10 +97,11 @@ class SharedKernel:
         self.manager = self._new_manager()
         self.start_seconds = 0.0
         self._charged = 0.0
+        self._connection = None  # the client prepare() talks through, kept while the kernel runs
 
     # -- life cycle
     def __enter__(self) -> SharedKernel:
-        self.ensure_running()
+        """The kernel starts at the first :meth:`prepare`: inside the first notebook's time."""
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -114,6 +115,7 @@ class SharedKernel:
             return
         began = time.perf_counter()
         if self.manager.has_kernel:  # it died: clean up what is left, start with a new manager
+            self._disconnect()
             with contextlib.suppress(Exception):  # the process is gone already
                 run_sync(self.manager.shutdown_kernel)(now=True)
             self.manager = self._new_manager()
@@ -121,8 +123,7 @@ class SharedKernel:
         if self.cwd is not None:
             kwargs["cwd"] = self.cwd
         run_sync(self.manager.start_kernel)(**kwargs)
-        client = self._client()
-        client.stop_channels()
+        self._client()  # connected once it answers: the kernel is ready
         self.start_seconds += time.perf_counter() - began
 
     def _new_manager(self):
@@ -134,6 +135,7 @@ class SharedKernel:
         """Stop the kernel (and with it the Spark driver JVM it started)."""
         from jupyter_core.utils import run_sync
 
+        self._disconnect()
         if self.manager.has_kernel:
             run_sync(self.manager.shutdown_kernel)(now=False)
 
@@ -160,27 +162,36 @@ class SharedKernel:
         return _seconds(self._run("", {"spark": SPARK_START_EXPRESSION}))
 
     def _client(self):
+        """The kernel's client for :meth:`prepare`, connected once per kernel process (a
+        connection waits for the kernel's first answer: a fraction of a second per call)."""
         from jupyter_client.blocking import BlockingKernelClient
 
-        client = BlockingKernelClient()
-        client.load_connection_info(self.manager.get_connection_info())
-        client.start_channels()
-        client.wait_for_ready(timeout=self.startup_timeout)
-        return client
+        if self._connection is None:
+            client = BlockingKernelClient()
+            client.load_connection_info(self.manager.get_connection_info())
+            client.start_channels()
+            try:
+                client.wait_for_ready(timeout=self.startup_timeout)
+            except BaseException:
+                client.stop_channels()
+                raise
+            self._connection = client
+        return self._connection
+
+    def _disconnect(self) -> None:
+        if self._connection is not None:
+            self._connection.stop_channels()
+            self._connection = None
 
     def _run(self, code: str, expressions: dict[str, str] | None = None) -> dict[str, Any]:
-        client = self._client()
-        try:
-            reply = client.execute_interactive(
-                code,
-                silent=False,
-                store_history=False,
-                user_expressions=expressions or {},
-                timeout=self.startup_timeout,
-                output_hook=lambda _msg: None,
-            )
-        finally:
-            client.stop_channels()
+        reply = self._client().execute_interactive(
+            code,
+            silent=False,
+            store_history=False,
+            user_expressions=expressions or {},
+            timeout=self.startup_timeout,
+            output_hook=lambda _msg: None,
+        )
         content = reply["content"]
         if content["status"] != "ok":
             raise KernelError(
