@@ -9,10 +9,17 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
+# -g0: no debug information (Python's own flags ask for it): the same machine code, compiled
+# about a seventh faster
+_FLAGS = {"extra_compile_args": ["-g0"]}
 EXTENSIONS = [
-    Extension("skewlab.state.value_state_compiled", ["skewlab/state/value_state_compiled.pyx"]),
     Extension(
-        "skewlab.operators.count_loops_compiled", ["skewlab/operators/count_loops_compiled.pyx"]
+        "skewlab.state.value_state_compiled", ["skewlab/state/value_state_compiled.pyx"], **_FLAGS
+    ),
+    Extension(
+        "skewlab.operators.count_loops_compiled",
+        ["skewlab/operators/count_loops_compiled.pyx"],
+        **_FLAGS,
     ),
 ]
 
@@ -32,4 +39,6 @@ class OptionalBuildExt(build_ext):
 setup(
     ext_modules=cythonize(EXTENSIONS, compiler_directives={"language_level": "3"}),
     cmdclass={"build_ext": OptionalBuildExt},
+    # the two extensions compile side by side (the larger takes most of the build's time)
+    options={"build_ext": {"parallel": 2}},
 )
