@@ -361,6 +361,11 @@ def format_summary(result: BenchResult) -> str:
             f"headline at 20 keys: {', '.join(headline)} (the seed's figure: ~{seed:.0f}x); "
             f"operator throughput alone: {', '.join(operator)}"
         )
+    elif any(t["cardinality"] == 20 for t in s["by_cardinality"]):
+        lines.append(
+            "headline at 20 keys: none (a side's job time did not grow from N/4 to N views, "
+            f"so it has no throughput to divide: run more views) (the seed's figure: ~{seed:.0f}x)"
+        )
     if s.get("min_speedup_over_cardinalities_hotkey") is not None:
         lines.append(
             "worst speedup over naive across the cardinalities: hot keys only "
