@@ -9,8 +9,10 @@ notebook): the tests' Spark jobs last seconds, so their time is mostly JVM start
 and nothing the tests assert is a timing of the JVM. A ``SKEWLAB_JAVA_OPTIONS`` already set (even
 to ``""``) is kept.
 
-The long end-to-end checks (marker ``e2e``: every notebook Run All in JupyterLab) are skipped
-with a line saying so unless ``--e2e`` is given; CI gives it (``pytest --e2e -m e2e``).
+The long end-to-end checks are skipped with a line saying so unless ``--e2e`` is given: every
+notebook Run All in JupyterLab (marker ``e2e``) and every check on a ``local-cluster`` master
+(marker ``cluster``: three more JVMs, a minute and a half of the run). CI gives it, after the
+README's command: ``pytest --e2e -m "e2e or cluster"``.
 
 The tiny report is rendered in a process of its own at a low priority from the first test on,
 and the browser tests run last: the report uses the cores the other tests leave idle (their Spark
@@ -195,18 +197,19 @@ def pytest_addoption(parser):
         "--e2e",
         action="store_true",
         help="also run the long end-to-end checks (marker e2e: every notebook Run All in "
-        "JupyterLab and its controls moved); CI runs them with: pytest --e2e -m e2e",
+        "JupyterLab and its controls moved; marker cluster: the local-cluster checks); CI runs "
+        'them with: pytest --e2e -m "e2e or cluster"',
     )
 
 
 def pytest_collection_modifyitems(config, items):
-    """The long end-to-end checks (marker ``e2e``) are skipped, with a line saying how to run
-    them, unless ``--e2e`` is given; the browser tests run last (in their own order): the tiny
-    report renders meanwhile."""
+    """The long end-to-end checks (markers ``e2e`` and ``cluster``) are skipped, with a line
+    saying how to run them, unless ``--e2e`` is given; the browser tests run last (in their own
+    order): the tiny report renders meanwhile."""
     if not config.getoption("--e2e"):
         skip = pytest.mark.skip(reason="long end-to-end check: run it with --e2e (CI does)")
         for item in items:
-            if "e2e" in item.keywords:
+            if "e2e" in item.keywords or "cluster" in item.keywords:
                 item.add_marker(skip)
     browser = Path(__file__).parent / "browser"
     last = [item for item in items if browser in item.path.parents]
