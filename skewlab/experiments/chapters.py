@@ -297,8 +297,11 @@ CHAPTERS: tuple[Chapter, ...] = (
                     "trigger_intervals": (20, 200),
                     "rounds": 2,
                 },
+                # half a second of arrivals a run (the baseline and 3 rounds of the two
+                # intervals: 7 runs): the medians at 10 ms and 500 ms stay an order of
+                # magnitude apart
                 "quick": {
-                    "views": 2_000,
+                    "views": 1_000,
                     "source_rate": 2_000,
                     "trigger_intervals": (10, 500),
                     "rounds": 3,
@@ -529,9 +532,12 @@ CHAPTERS: tuple[Chapter, ...] = (
                         "probe_size_mb": 2,
                         "probe_seconds": 0.2,
                     },
+                    # the quick report's claims are counts of bytes and requests, exact at
+                    # any size: every case, over Zipf views only (a run per case and
+                    # distribution, a second each; the reference has both)
                     "quick": {
                         "cases": ((3, 4), (4, 2), (2, 12)),
-                        "distributions": ("uniform", "zipf"),
+                        "distributions": ("zipf",),
                         "n_views": 5_000,
                         "n_users": 2_500,
                         "n_tweets": 1_000,
@@ -622,6 +628,16 @@ CHAPTERS: tuple[Chapter, ...] = (
                 },
             ),
         ),
+        # notebook 07's measured runs: three curves, each a stop-with-savepoint run in every
+        # round, take a sixth of a quick report's budget; a quick report shows the reference's
+        # rates (and the curves simulated from them), and its explorer starts from those
+        extra_sizes={
+            "backlog_runs": {
+                "tiny": {"run": True},
+                "quick": {"run": False},
+                "full": {"run": True},
+            },
+        },
     ),
     Chapter(
         id="streaming",
@@ -709,9 +725,11 @@ CHAPTERS: tuple[Chapter, ...] = (
             # notebook 08's throughput and latency runs: at the quick size one run of each
             # variant concludes none of the chapter's claims (the per-batch gain at 20 keys is
             # within one run's spread, two micro-batches bound no median), so a quick report
-            # shows the reference's runs and their verdicts, and runs the hot partition live
+            # shows the reference's runs and their verdicts, and runs the hot partition live;
+            # so does the tests' tiny report (tests/experiments/test_streaming.py runs the
+            # experiment at tiny and draws this section from it, once)
             "streaming_runs": {
-                "tiny": {"run": True},
+                "tiny": {"run": False},
                 "quick": {"run": False},
                 "full": {"run": True},
             },
@@ -830,11 +848,12 @@ CHAPTERS: tuple[Chapter, ...] = (
         },
         # the key-splitting runs: five sides, each over two sizes in every round, take about
         # half a minute even at the tiny size and their timed claims conclude nothing there;
-        # a quick report shows the reference's runs (their routing, replicas and verdicts)
-        # and runs the cache admission parts live
+        # a quick (or the tests' tiny) report shows the reference's runs (their routing,
+        # replicas and verdicts) and runs the cache admission parts live
+        # (tests/experiments/test_splitting.py runs them at tiny and draws this section)
         extra_sizes={
             "splitting_runs": {
-                "tiny": {"run": True},
+                "tiny": {"run": False},
                 "quick": {"run": False},
                 "full": {"run": True},
             },

@@ -60,6 +60,29 @@ class BenchResult:
     rows: list[dict[str, Any]]
     summary: dict[str, Any]
     files: list[Path] = field(default_factory=list)
+    #: when, where and by which code a shipped reference was measured (``None``: this run)
+    provenance: dict[str, Any] | None = None
+
+    @classmethod
+    def from_json_dict(cls, data: Mapping[str, Any]) -> BenchResult:
+        """A result back from its JSON dict (:meth:`to_json_dict`, a saved result or a shipped
+        reference, whose ``provenance`` it keeps).
+
+        Example::
+
+            >>> saved = {"experiment": "backlog", "size": "full", "rows": [], "summary": {},
+            ...          "provenance": {"measured_at": "2026-11-27T18:00:00Z"}}
+            >>> result = BenchResult.from_json_dict(saved)
+            >>> result.size, result.provenance["measured_at"]
+            ('full', '2026-11-27T18:00:00Z')
+        """
+        return cls(
+            data["experiment"],
+            data["size"],
+            list(data.get("rows", [])),
+            dict(data["summary"]),
+            provenance=data.get("provenance"),
+        )
 
     def __post_init__(self) -> None:
         self.summary.setdefault("cores", CORES)
@@ -70,12 +93,15 @@ class BenchResult:
         return pd.DataFrame(self.rows)
 
     def to_json_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "experiment": self.experiment,
             "size": self.size,
             "rows": self.rows,
             "summary": self.summary,
         }
+        if self.provenance is not None:
+            data["provenance"] = self.provenance
+        return data
 
     def write(self, directory: Path | None = None) -> list[Path]:
         """Write ``<experiment>-<size>-<UTC time>.csv`` and ``.json`` under ``data/results/``."""

@@ -97,12 +97,15 @@ def run_or_reference(
     *,
     what: str,
     why: str,
+    as_result: bool = False,
 ) -> tuple[Any, Any]:
     """``(this_run, shown)`` for a notebook section that a size may leave out: where ``part``'s
     settings at ``size`` say ``run`` (:func:`skewlab.experiments.chapters.size_settings`),
     ``run()`` measures it and both are its result; else ``this_run`` is ``None`` (what a claims
     table takes for "not measured") and ``shown`` is ``benchmark``'s shipped reference, whole
-    (rows and summary), with a line saying whose figures follow.
+    (rows and summary), with a line saying whose figures follow; with ``as_result`` as a
+    :class:`~skewlab.experiments.results.BenchResult` that keeps its provenance (for a section
+    whose code takes a result).
 
     Example::
 
@@ -120,4 +123,8 @@ def run_or_reference(
         return result, result
     reference = load_reference(benchmark)
     _say_left_out(what, why, reference, "them", "are")
+    if as_result and reference is not None:
+        from skewlab.experiments.results import BenchResult
+
+        return None, BenchResult.from_json_dict(reference)
     return None, reference

@@ -34,8 +34,14 @@ def whose_figures(result, size: str | None = None) -> str:
         >>> whose_figures({"size": "full", "provenance": {"measured_at": "2026-11-26T19:02:14Z",
         ...     "machine": {"cpu": "AMD EPYC", "cores": 2}}})
         'the reference (full, measured 2026-11-26 on AMD EPYC, 2 cores)'
+
+    A :class:`~skewlab.experiments.results.BenchResult` read back from a reference keeps its
+    provenance (``BenchResult.from_json_dict``), and is named the same way.
     """
-    provenance = result.get("provenance") if isinstance(result, dict) else None
+    if isinstance(result, dict):
+        provenance = result.get("provenance")
+    else:
+        provenance = getattr(result, "provenance", None)
     if size is None:
         size = result.get("size") if isinstance(result, dict) else getattr(result, "size", None)
     if provenance:

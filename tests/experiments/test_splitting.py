@@ -159,6 +159,31 @@ def test_the_printed_summary_and_table_say_whose_figures_they_are(result):
     assert throughput_figure(result).layout.title.text.startswith("This run (tiny")
 
 
+def test_notebook_10s_splitting_section_draws_this_run_as_this_runs(result):
+    """Notebook 10 runs its key-splitting section live at the full size only (a tiny or quick
+    report shows the shipped reference's runs): the calls its cells make on a live run, made
+    here on this module's tiny run, draw every side and name this run."""
+    from skewlab.viz import beyond_salting as charts
+    from skewlab.viz import claims as claims_view
+
+    lead = "This run (tiny, this machine)"
+    for figure in (charts.imbalance_figure(result), charts.throughput_figure(result)):
+        assert figure.layout.title.text.startswith(lead) and len(figure.data) == len(
+            splitting.SIDES
+        )
+    simulated = charts.simulated_figure(result)
+    assert "(the keys of this run (tiny, this machine))" in simulated.layout.title.text
+    assert (
+        "this run (tiny, this machine)"
+        in charts.simulated_throughput_figure(result).layout.title.text
+    )
+    assert charts.describe_splitting(result).startswith(lead)
+    assert "this run (tiny, this machine)" in charts.describe_simulated_throughput(result)
+    table = claims_view.claims_table("beyond_salting", size="tiny", splitting=result).to_json()
+    ids = {c.id for c in chapter_claims("beyond_salting") if c.source == "splitting"}
+    assert {row["id"] for row in table["claims"]} == ids
+
+
 def test_the_references_printouts_are_headed_by_the_reference():
     for bench, show in (
         ("splitting", format_splitting_summary),

@@ -148,3 +148,34 @@ def test_the_latency_claim_rests_on_enough_micro_batches(short, long, status):
     outcome = claim("streaming", "latency_grows_with_trigger").evaluate({"summary": summary})
     assert outcome.status == status, (outcome.interval_text or outcome.text, outcome.note)
     assert f"over {len(short)} micro-batches" in outcome.text
+
+
+def test_notebook_08s_sections_draw_this_run_as_this_runs(tiny):
+    """Notebook 08 runs its throughput, latency and rescale sections live at the full size only
+    (a tiny or quick report shows the shipped reference's runs): the calls its cells make on a
+    live run, made here on this module's tiny run, draw every variant and name this run."""
+    from skewlab.experiments.results import bench_summary
+    from skewlab.viz import claims as claims_view
+    from skewlab.viz import streaming as charts
+    from skewlab.viz.titles import whose_figures
+
+    whose = whose_figures(tiny)
+    assert whose == "this run (tiny, this machine)"
+    lead = whose[0].upper() + whose[1:]
+    throughput = charts.throughput_figure(tiny)
+    names = {t.name for t in throughput.data if t.name}
+    assert names == {f"{v} (uniform)" for v in ("per-record", "per-batch", "builtin")}
+    assert throughput.layout.title.text.startswith(lead)
+    assert len(charts.throughput_table(tiny)) == 3
+    ratios = {t.name for t in charts.ratio_figure(tiny).data}
+    assert {"per-batch / per-record (uniform)", "builtin / per-batch (uniform)"} <= ratios
+    assert charts.describe_shape(tiny, "uniform").startswith(lead)
+    latency = charts.latency_figure(bench_summary(tiny)["latency"], whose=whose)
+    assert latency.layout.title.text.startswith(lead) and latency.data
+    assert len(charts.latency_table(tiny)) == 2  # the two trigger intervals
+    rescale = charts.rescale_shown(tiny)
+    assert rescale is tiny.summary["rescale"]
+    assert "restart asked for 3 partitions" in charts.describe_rescale(rescale)
+    assert len(charts.rescale_table(rescale)) > 0 and charts.rescale_whose(tiny) == whose
+    table = claims_view.claims_table("streaming", size="tiny", streaming=tiny)
+    assert len(table.rows) == len(chapter_claims("streaming"))
