@@ -187,8 +187,9 @@ def render_report(
     their measurements would share the machine's cores.
 
     Args:
-        size: ``quick`` (the default; about 4 minutes on 2 cores, a budget of 2), ``full``
-            (the seeds' sizes), or ``tiny`` (what the tests render).
+        size: ``quick`` (the default; 125-136 s on the faster of docs/report.md's two 2-core
+            machines, over its budget there of 80-92 s), ``full`` (the seeds' sizes), or
+            ``tiny`` (what the tests render).
         out: output directory (default ``reports/``); must not be an existing file.
         notebooks: the notebooks to run (default: all of ``notebooks/``).
         progress: show a progress bar.
