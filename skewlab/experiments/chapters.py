@@ -534,7 +534,7 @@ CHAPTERS: tuple[Chapter, ...] = (
                     },
                     # the quick report's claims are counts of bytes and requests, exact at
                     # any size: every case, over Zipf views only (a run per case and
-                    # distribution, a second each; the reference has both)
+                    # distribution, 1-2 s each; the reference has both)
                     "quick": {
                         "cases": ((3, 4), (4, 2), (2, 12)),
                         "distributions": ("zipf",),
@@ -629,8 +629,9 @@ CHAPTERS: tuple[Chapter, ...] = (
             ),
         ),
         # notebook 07's measured runs: three curves, each a stop-with-savepoint run in every
-        # round, take a sixth of a quick report's budget; a quick report shows the reference's
-        # rates (and the curves simulated from them), and its explorer starts from those
+        # round (about 11 s of a quick report on 2 cores, docs/report.md); a quick report shows
+        # the reference's rates (and the curves simulated from them), and its explorer starts
+        # from those
         extra_sizes={
             "backlog_runs": {
                 "tiny": {"run": True},
