@@ -172,7 +172,8 @@ def test_notebook_08s_sections_draw_this_run_as_this_runs(tiny):
     assert charts.describe_shape(tiny, "uniform").startswith(lead)
     latency = charts.latency_figure(bench_summary(tiny)["latency"], whose=whose)
     assert latency.layout.title.text.startswith(lead) and latency.data
-    assert len(charts.latency_table(tiny)) == 2  # the two trigger intervals
+    intervals = BENCHMARKS["streaming"].sizes["tiny"]["trigger_intervals"]
+    assert len(charts.latency_table(tiny)) == len(intervals)
     rescale = charts.rescale_shown(tiny)
     assert rescale is tiny.summary["rescale"]
     assert "restart asked for 3 partitions" in charts.describe_rescale(rescale)

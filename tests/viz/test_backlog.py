@@ -106,3 +106,29 @@ def test_the_measured_table_and_the_sentences_state_each_curves_outcome():
     assert f"best at {best}: {hours:.2f} h" in printed
     assert summary["zipf_buffered_best_parallelism"] is None  # 30 records/s per subtask
     assert said.count("never catches up") == printed.count("never catches up") == 1
+
+
+def test_at_the_quick_size_notebook_07_draws_the_reference_and_names_it(capsys):
+    """The quick size leaves the measured runs out: the notebook's cells get the shipped
+    reference as a result that keeps its provenance, and every block names the reference."""
+    from skewlab.experiments.backlog import measured_inputs
+    from skewlab.experiments.references import load_reference
+    from skewlab.viz.reference_section import run_or_reference
+    from skewlab.viz.titles import whose_figures
+
+    this_run, shown = run_or_reference(
+        "backlog_runs", "quick", "backlog", lambda: 1 / 0, what="measured runs", why="long",
+        as_result=True,
+    )  # fmt: skip
+    assert this_run is None and isinstance(shown, BenchResult)
+    saved = load_reference("backlog")
+    assert shown.provenance == saved["provenance"] and shown.summary == saved["summary"]
+    assert "here are the shipped reference's" in capsys.readouterr().out
+    whose = whose_figures(shown)
+    assert whose.startswith("the reference (full, measured ")
+    lead = whose[0].upper() + whose[1:]
+    assert describe(shown).startswith(lead)
+    assert whose in measured_table(shown).columns.name
+    assert catch_up_figure(shown.frame(), whose=whose).layout.title.text.startswith(lead)
+    assert [i.label for i in measured_inputs(shown)] == [label for label, _, _ in CURVES]
+    assert shown.to_json_dict()["provenance"] == saved["provenance"]
