@@ -203,7 +203,8 @@ def capacity_figure(
     start from."""
     fig = go.Figure(_traces(curves, "capacity", "records/s"))
     if rate is not None:
-        fig.add_hline(y=rate, line_dash="dot", annotation_text="input rate")
+        # the line's own label: an annotation's y on a log axis is read as a power of ten
+        fig.add_hline(y=rate, line_dash="dot", label={"text": "input rate", "textposition": "end"})
     fig.update_layout(
         title=title or _ceiling(curves, whose),
         template=TEMPLATE,

@@ -118,11 +118,26 @@ class LabNotebook:
         target = root if root is not None else self.explorer
         return target.evaluate("el => window.skewlabCharts(el)")
 
-    def chart_problems(self) -> list[str]:
-        """Legibility problems of every chart in the notebook (outputs and widget)."""
-        return self.page.evaluate(
-            "() => window.skewlabChartProblems(document.querySelector('.jp-Notebook'))"
-        )
+    def chart_problems(self, settle_seconds: float = 3.0) -> list[str]:
+        """Legibility problems of every chart in the notebook (outputs and widget) that last.
+
+        plotly draws a chart, measures its tick labels and lays its margins out again: a chart
+        caught between the two can show its axis title over its tick labels for a moment. A
+        problem counts when it is still there after ``settle_seconds`` of looking again every
+        half second; one seen once and gone is logged with the interactions."""
+        script = "() => window.skewlabChartProblems(document.querySelector('.jp-Notebook'))"
+        first = self.page.evaluate(script)
+        lasting, deadline = list(first), time.perf_counter() + settle_seconds
+        while lasting and time.perf_counter() < deadline:
+            time.sleep(0.5)
+            now = set(self.page.evaluate(script))
+            lasting = [problem for problem in lasting if problem in now]
+        gone = [problem for problem in first if problem not in lasting]
+        if gone:
+            self.log.append(
+                Interaction(self.name, "look at the charts again", f"gone: {gone}", settle_seconds)
+            )
+        return lasting
 
     def bad_outputs(self) -> list[str]:
         return self.page.evaluate(BAD_OUTPUTS)

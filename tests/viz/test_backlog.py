@@ -34,6 +34,11 @@ def test_measured_points_are_drawn_apart_from_the_simulated_line():
     curve = catch_up_curve(inputs, outage_hours=2, rate=600, normal_parallelism=2)
     fig = capacity_figure(curve, rate=600)
     simulated, measured = fig.data
+    # the input rate's line carries its label (an annotation's y on this log axis would be read
+    # as 10**600 records/s)
+    (rate_line,) = fig.layout.shapes
+    assert rate_line.y0 == 600 and rate_line.label.text == "input rate"
+    assert fig.layout.annotations == ()
     assert measured.name == "example (measured here)" and list(measured.y) == [480.0, 990.0]
     assert len(simulated.x) == len(curve)
     catch = catch_up_figure(curve)

@@ -42,4 +42,8 @@ def test_figures_of_the_buffering_notebook():
     )
     fig = latency_figure(sweep)
     assert list(fig.data[0].x) == [20.0, 200.0] and list(fig.data[0].y) == [10.0, 100.0]
-    assert len(fig.layout.shapes) == 1  # the naive baseline
+    (naive,) = fig.layout.shapes  # the naive baseline, labelled on the line itself
+    assert naive.y0 == naive.y1 == 0.1 and naive.label.text == "naive p50 0.1 ms"
+    # an annotation at y=0.1 on this log axis would sit at 10**0.1 ms (and at 10**120 ms for a
+    # baseline of 120 ms, stretching the axis over a hundred decades)
+    assert fig.layout.annotations == ()
