@@ -57,7 +57,7 @@ _API = {
     "JobConfig": "skewlab.engine.config",
     "RunResult": "skewlab.engine.metrics",
     "subtask_load": "skewlab.engine.routing",
-    "diagnose": "skewlab.experiments.skew_doctor",
+    "diagnose": "skewlab.doctor.diagnosis",
     "ViewSpec": "skewlab.inputs.views",
     "generate_views": "skewlab.inputs.views",
     "load_views": "skewlab.inputs.views",
@@ -106,6 +106,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for IDEs and type checkers (a test
     from skewlab.aggregates.digest import result_digest
     from skewlab.aggregates.reference import reference_aggregate, spark_reference_aggregate
     from skewlab.aggregates.stats_state import StatsState, TweetStats, plus, to_stats
+    from skewlab.doctor.diagnosis import diagnose
     from skewlab.engine.config import JobConfig
     from skewlab.engine.metrics import RunResult
     from skewlab.engine.recovery import Recovery
@@ -115,7 +116,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for IDEs and type checkers (a test
     from skewlab.experiments.chapters import CHAPTERS, SIZES, size_settings
     from skewlab.experiments.references import load_reference
     from skewlab.experiments.results import latest_result
-    from skewlab.experiments.skew_doctor import diagnose
     from skewlab.inputs.lifecycle import lifecycle_events
     from skewlab.inputs.views import (
         ViewSpec,

@@ -1,13 +1,13 @@
 """``skewlab doctor``: point skewlab at your own records and learn which keys are hot and where
-their load lands in Flink, Spark and Kafka (:mod:`skewlab.experiments.skew_doctor`)."""
+their load lands in Flink, Spark and Kafka (:mod:`skewlab.doctor.diagnosis`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
+from skewlab.doctor.diagnosis import DEFAULT_PARALLELISM, FORMATS
 from skewlab.engine.partitioners import ENGINES
-from skewlab.experiments.skew_doctor import DEFAULT_PARALLELISM, FORMATS
 
 EXAMPLES = """\
 examples:
@@ -168,9 +168,9 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from skewlab.doctor.diagnosis import diagnose, read_records
+    from skewlab.doctor.viz import check_html_out, doctor_text, write_html
     from skewlab.engine.session import get_spark
-    from skewlab.experiments.skew_doctor import diagnose, read_records
-    from skewlab.viz.skew_doctor import check_html_out, doctor_text, write_html
 
     if args.html:
         check_html_out(args.html)  # before any work: never over a file skewlab did not write

@@ -20,8 +20,6 @@ only -- what runs, and the figures and summaries it returns.
 ``backlog``         chapter 07 (seed 002): the outage backlog, measured rates, simulated P
 ``streaming``       chapter 08 (seed 000 on Spark Structured Streaming): throughput, the
                     micro-batch latency sweep, the hot partition, rescaling a checkpoint
-``skew_doctor``     chapter 09: a user's own records -- hot keys, the load per engine, what
-                    parallelism can do
 ``splitting``       chapter 10: key splitting (PKG, D-Choices, W-Choices) beside naive and
                     salting, measured at p = 2 and 4, the routing simulated to p = 128
 ``cache_admission`` chapter 10: LRU, W-TinyLFU and OPT hit ratios, simulated over key traces
@@ -49,7 +47,6 @@ from skewlab.experiments import (
     memory_cap,
     rescaling,
     salting,
-    skew_doctor,
     sorted_input,
     splitting,
     state_cache,
@@ -82,7 +79,6 @@ __all__ = [
     "rescaling",
     "salting",
     "size_settings",
-    "skew_doctor",
     "sorted_input",
     "splitting",
     "state_cache",

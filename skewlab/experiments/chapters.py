@@ -2,9 +2,10 @@
 and the notebooks read.
 
 A chapter is a lesson: one notebook, and the same word (its ``id``) names its notebook
-(``notebooks/NN_<id>.ipynb``), its experiment module (``skewlab.experiments.<id>``, where it
-measures something), its figures (``skewlab.viz.<id>``), its sizes (:func:`size_settings`) and
-its benchmark (``skewlab bench <id>``). A chapter may hold more than one benchmark (chapter
+(``notebooks/NN_<id>.ipynb``), its experiment module (``skewlab.experiments.<id>`` unless it
+names another, where it measures something), its figures (``skewlab.viz.<id>`` unless it names
+another: the skew doctor's live in :mod:`skewlab.doctor`), its sizes (:func:`size_settings`)
+and its benchmark (``skewlab bench <id>``). A chapter may hold more than one benchmark (chapter
 ``sorted_input`` also runs ``value_state``, FLIP-140's micro-benchmark); each benchmark is a
 :class:`Benchmark` record with its own id, sizes, headline ratios and extra options.
 
@@ -112,12 +113,12 @@ class Benchmark:
     """One ``skewlab bench`` experiment.
 
     Its measurement is ``run_experiment(size, runs, *, parallelism, progress, spark, ...)`` in
-    ``skewlab.experiments.<id>`` (a :class:`~skewlab.experiments.results.BenchResult`), its
-    headline ratios a dict ``summary key -> the seed's figure`` (``None`` where the seed
-    published none) named ``headlines`` in that module; its printed summary is
-    ``formatter(result)`` in its chapter's figures, ``skewlab.viz.<chapter>`` (presentation
-    lives in viz: the registry only names the function, :func:`skewlab.viz.summary_formatter`
-    finds it; experiments never import viz).
+    its ``module`` (default ``skewlab.experiments.<id>``; a
+    :class:`~skewlab.experiments.results.BenchResult`), its headline ratios a dict ``summary
+    key -> the seed's figure`` (``None`` where the seed published none) named ``headlines`` in
+    that module; its printed summary is ``formatter(result)`` in ``viz_module``, its chapter's
+    figures (presentation lives there: the registry only names the function,
+    :func:`skewlab.viz.summary_formatter` finds it; a measurement never imports its figures).
 
     Its verdicts (:mod:`skewlab.experiments.intervals`) read two more fields: ``bounds``, the
     physical bounds its summary must keep (job-level ratio key -> the operators' ratio key of
@@ -144,15 +145,14 @@ class Benchmark:
     chapter: str = ""  # filled in by the chapter that holds it
     bounds: dict[str, str] = field(default_factory=dict)
     run_to_run_spread: float | None = None
+    #: the module of its ``run_experiment`` (default ``skewlab.experiments.<id>``)
+    module: str = ""
+    #: where its printed summary lives (default: its chapter's figures, filled in by the chapter)
+    viz_module: str = ""
 
-    @property
-    def module(self) -> str:
-        return f"skewlab.experiments.{self.id}"
-
-    @property
-    def viz_module(self) -> str:
-        """Where its printed summary lives: its chapter's figures."""
-        return f"skewlab.viz.{self.chapter}"
+    def __post_init__(self) -> None:
+        if not self.module:
+            object.__setattr__(self, "module", f"skewlab.experiments.{self.id}")
 
     def run_function(self) -> Callable[..., Any]:
         return importlib.import_module(self.module).run_experiment
@@ -168,24 +168,27 @@ class Chapter:
     title: str
     sizes: dict[str, dict[str, Any]] | None = None
     benchmarks: tuple[Benchmark, ...] = ()
-    measures: bool = True  # has a module in skewlab.experiments
+    measures: bool = True  # has a module that measures (its experiment module)
     extra_sizes: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    #: its measurement (default ``skewlab.experiments.<id>``; ``None`` where it measures nothing)
+    experiment_module: str | None = ""
+    #: its figures, tables, sentences and controls (default ``skewlab.viz.<id>``)
+    viz_module: str = ""
 
     def __post_init__(self) -> None:
+        if self.experiment_module == "":
+            default = f"skewlab.experiments.{self.id}" if self.measures else None
+            object.__setattr__(self, "experiment_module", default)
+        if not self.viz_module:
+            object.__setattr__(self, "viz_module", f"skewlab.viz.{self.id}")
         for bench in self.benchmarks:
             object.__setattr__(bench, "chapter", self.id)
+            if not bench.viz_module:
+                object.__setattr__(bench, "viz_module", self.viz_module)
 
     @property
     def notebook(self) -> str:
         return f"{self.number:02d}_{self.id}.ipynb"
-
-    @property
-    def viz_module(self) -> str:
-        return f"skewlab.viz.{self.id}"
-
-    @property
-    def experiment_module(self) -> str | None:
-        return f"skewlab.experiments.{self.id}" if self.measures else None
 
 
 CHAPTERS: tuple[Chapter, ...] = (
@@ -741,6 +744,8 @@ CHAPTERS: tuple[Chapter, ...] = (
         number=9,
         seed="-",
         title="The skew doctor: your own keys, where their load lands, what parallelism can do",
+        experiment_module="skewlab.doctor.diagnosis",
+        viz_module="skewlab.doctor.viz",
         # the sample records the notebook diagnoses when given no path: Zipf views
         sizes={
             "tiny": {
@@ -771,6 +776,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         benchmarks=(
             Benchmark(
                 id="remedy_costs",
+                module="skewlab.doctor.remedy_costs",
                 help="the skew doctor's cost profile: every remedy's job time per record on "
                 "this machine, by records per key (naive heap / RocksDB, buffered, cached, "
                 "salted, sorted)",
@@ -803,6 +809,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             ),
             Benchmark(
                 id="remedy_check",
+                module="skewlab.doctor.remedy_check",
                 help="is the skew doctor right? its predicted throughput, records per subtask, "
                 "hit ratio and ranking of remedies beside real runs on three workloads",
                 aliases=("remedy-check",),

@@ -140,9 +140,16 @@ _BOOKKEEPING = {
 }
 
 
+#: The skew doctor's modules that only present (any other one a benchmark imports -- the replay,
+#: the remedies' model, the cost profile -- runs inside its timed regions).
+_DOCTOR_PRESENTATION = {"skewlab.doctor", "skewlab.doctor.viz"}
+
+
 def _timed(module: str) -> bool:
     if module.startswith("skewlab.experiments."):
         return module not in _BOOKKEEPING
+    if module.startswith("skewlab.doctor."):
+        return module not in _DOCTOR_PRESENTATION
     return any(module == p or module.startswith(p + ".") for p in TIMED_PACKAGES)
 
 

@@ -29,8 +29,6 @@
                     sentences, ``bench backlog``'s summary
 ``streaming``       notebook 08: Spark Structured Streaming, the hot partition, rescaling, the
                     shape's sentence, ``bench streaming``'s table
-``skew_doctor``     notebook 09 and ``skewlab doctor``: the report's text, figures, HTML page
-                    and controls
 ``beyond_salting``  notebook 10: key splitting's table, figures, sentences and controls,
                     ``bench splitting``'s summary
 ``reference_section``  a section a size leaves out: this run's, or the shipped reference's
@@ -62,7 +60,6 @@ from skewlab.viz import (
     hot_keys,
     rescaling,
     salting,
-    skew_doctor,
     sorted_input,
     state_cache,
     streaming,
@@ -98,7 +95,6 @@ __all__ = [
     "rescaling",
     "salting",
     "setup_notebook",
-    "skew_doctor",
     "sorted_input",
     "state_cache",
     "streaming",

@@ -13,18 +13,18 @@ import math
 import numpy as np
 import pytest
 
-from skewlab.engine.config import JobConfig
-from skewlab.errors import SkewlabInputError
-from skewlab.experiments.claims import HELD, INCONCLUSIVE, NOT_HELD, NOT_MEASURED, claim
-from skewlab.experiments.remedies import BASELINE, naive_subtask_rate, predict_remedies
-from skewlab.experiments.remedy_check import _check, summarize
-from skewlab.experiments.remedy_costs import REMEDIES, cost_profile, load_cost_profile
-from skewlab.experiments.subtask_replay import (
+from skewlab.doctor.remedies import BASELINE, naive_subtask_rate, predict_remedies
+from skewlab.doctor.remedy_check import _check, summarize
+from skewlab.doctor.remedy_costs import REMEDIES, cost_profile, load_cost_profile
+from skewlab.doctor.subtask_replay import (
     bucket_of,
     bucket_records_per_key,
     replay_subtasks,
     salted_stage_one_loads,
 )
+from skewlab.engine.config import JobConfig
+from skewlab.errors import SkewlabInputError
+from skewlab.experiments.claims import HELD, INCONCLUSIVE, NOT_HELD, NOT_MEASURED, claim
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.iomodel.profiles import DiskProfile, LatencyDistribution
 from skewlab.strategies import Buffered, Cached, Naive, Salted, run_strategy
@@ -132,7 +132,7 @@ def test_the_cost_profile_gives_back_the_times_it_was_priced_from():
 def test_a_remedy_without_a_cost_per_record_leaves_the_profile_out_and_says_why(tmp_path):
     import json
 
-    from skewlab.experiments.remedy_costs import summarize as summarize_costs
+    from skewlab.doctor.remedy_costs import summarize as summarize_costs
 
     rows = [dict(r, run=0, digest_matches_reference=True) for r in _rows({100: 0.05, 10: 0.02})]
     assert summarize_costs(rows)["cost_profile"] is not None
@@ -332,7 +332,7 @@ def test_one_round_concludes_no_timed_claim():
 
 
 def test_a_remedy_the_runs_could_not_measure_leaves_the_timed_claims_unmeasured():
-    from skewlab.viz.skew_doctor import describe_remedy_check, remedy_check_table
+    from skewlab.doctor.viz import describe_remedy_check, remedy_check_table
 
     replay, predicted, rates = _predicted()
     measured = _measured(rates, dict.fromkeys(rates, (0.999, 1.0, 1.001)))
@@ -355,7 +355,7 @@ def test_a_remedy_the_runs_could_not_measure_leaves_the_timed_claims_unmeasured(
 
 
 def test_the_checks_printout_says_whose_runs_and_what_they_cannot_tell():
-    from skewlab.viz.skew_doctor import (
+    from skewlab.doctor.viz import (
         describe_remedy_check,
         format_remedy_check_summary,
         remedy_check_table,

@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 
 from skewlab.cli import main
+from skewlab.doctor.diagnosis import diagnose, fit_zipf, read_records
+from skewlab.doctor.viz import doctor_text, write_html
 from skewlab.engine.config import JobConfig
 from skewlab.engine.partitioners import (
     check_key_type,
@@ -26,11 +28,9 @@ from skewlab.engine.skew import (
     subtask_loads,
 )
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.skew_doctor import diagnose, fit_zipf, read_records
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.state.key_groups import compute_key_group_range_for_operator_index
 from skewlab.strategies import Naive, run_strategy
-from skewlab.viz.skew_doctor import doctor_text, write_html
 
 # Kafka's UtilsTest.testMurmur2 vectors
 KAFKA_MURMUR2 = {
@@ -283,7 +283,7 @@ def test_the_cli_prints_json_with_every_section(tmp_path, capsys, spark):
 
 
 def test_the_explorer_redraws_at_the_chosen_parallelism_and_engine(records, tmp_path, spark):
-    from skewlab.viz.skew_doctor import doctor_explorer
+    from skewlab.doctor.viz import doctor_explorer
 
     path = tmp_path / "views.parquet"
     records.write.parquet(str(path))
@@ -302,7 +302,7 @@ def test_the_explorer_redraws_at_the_chosen_parallelism_and_engine(records, tmp_
 
 @pytest.mark.parametrize("entries", [200])
 def test_the_simulated_hit_ratio_equals_a_real_cached_runs(records, entries):
-    from skewlab.experiments.skew_doctor import simulate_cache
+    from skewlab.doctor.diagnosis import simulate_cache
     from skewlab.strategies import Cached
 
     views = records.where("tweet_id IS NOT NULL")

@@ -1,5 +1,5 @@
 """Chapter 09's claims: is the skew doctor right? Its predictions held against real runs of
-every remedy on three workloads (:mod:`skewlab.experiments.remedy_check`): the counts it replays
+every remedy on three workloads (:mod:`skewlab.doctor.remedy_check`): the counts it replays
 on the records, its predicted job throughput, and its ranking of the remedies.
 
 No seed published a prediction of this kind; the issue that asked for the doctor set the

@@ -1,10 +1,10 @@
 """The skew doctor's report: text for a terminal, figures for a notebook, one HTML page.
 
-Every function takes the dict :func:`skewlab.experiments.skew_doctor.diagnose` returns; every
+Every function takes the dict :func:`skewlab.doctor.diagnosis.diagnose` returns; every
 sentence is computed from it, and every title says whose figures it shows: counted or routed on
 the records given (no job runs), predicted from a cost profile (whose it names), or -- for the
 doctor's check against real runs -- this run's or the reference's
-(:mod:`skewlab.experiments.remedy_check`), each figure measured there with its interval.
+(:mod:`skewlab.doctor.remedy_check`), each figure measured there with its interval.
 
 Example::
 
@@ -23,15 +23,15 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from skewlab.doctor.diagnosis import diagnose, read_records
+from skewlab.doctor.remedies import BASELINE
+from skewlab.doctor.remedy_check import EXPERIMENT as REMEDY_CHECK
+from skewlab.doctor.remedy_check import TOLERANCE, measured_interval, within_tolerance
+from skewlab.doctor.remedy_costs import DENSITY_PRICED, MEASURE
 from skewlab.engine.partitioners import ENGINES
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.intervals import Estimate, over
-from skewlab.experiments.remedies import BASELINE
-from skewlab.experiments.remedy_check import EXPERIMENT as REMEDY_CHECK
-from skewlab.experiments.remedy_check import TOLERANCE, measured_interval, within_tolerance
-from skewlab.experiments.remedy_costs import DENSITY_PRICED, MEASURE
 from skewlab.experiments.results import BenchResult, bench_summary
-from skewlab.experiments.skew_doctor import diagnose, read_records
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
@@ -538,7 +538,7 @@ def cost_profile_table(profile: dict[str, Any]):
 
     Example::
 
-        >>> from skewlab.experiments.remedy_costs import load_cost_profile
+        >>> from skewlab.doctor.remedy_costs import load_cost_profile
         >>> list(cost_profile_table(load_cost_profile()).columns)[:2]
         ['remedy', '5 per key']
     """
@@ -559,7 +559,7 @@ def format_remedy_costs_summary(result: BenchResult) -> str:
 
     Example::
 
-        >>> from skewlab.experiments.remedy_costs import run_experiment
+        >>> from skewlab.doctor.remedy_costs import run_experiment
         >>> print(format_remedy_costs_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
     """  # noqa: E501
     summary = bench_summary(result)
@@ -702,7 +702,7 @@ def format_remedy_check_summary(result: BenchResult) -> str:
 
     Example::
 
-        >>> from skewlab.experiments.remedy_check import run_experiment
+        >>> from skewlab.doctor.remedy_check import run_experiment
         >>> print(format_remedy_check_summary(run_experiment("tiny", progress=False)))  # doctest: +SKIP
     """  # noqa: E501
     summary = bench_summary(result)

@@ -1,6 +1,6 @@
 """Which remedy pays on a user's keys: every remedy's job throughput and latency, priced from the
-cost profile measured on this machine (:mod:`skewlab.experiments.remedy_costs`) and the counts
-replayed on the user's own records (:mod:`skewlab.experiments.subtask_replay`).
+cost profile measured on this machine (:mod:`skewlab.doctor.remedy_costs`) and the counts
+replayed on the user's own records (:mod:`skewlab.doctor.subtask_replay`).
 
 A remedy's job time is its busiest subtask's time (subtasks run side by side; with more subtasks
 than the profile ran side by side, no less than their total over that many). A subtask's time is
@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 
 from skewlab.aggregates.hll import DEFAULT_PRECISION
+from skewlab.doctor.remedy_costs import REMEDIES
+from skewlab.doctor.subtask_replay import bucket_records_per_key
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.remedy_costs import REMEDIES
-from skewlab.experiments.subtask_replay import bucket_records_per_key
 from skewlab.iomodel.model import (
     buffered_pattern,
     cached_pattern,

@@ -3,10 +3,10 @@ measured, beside the measurement.
 
 Three workloads (the issue's): 100,000 views over 20,000 tweets uniform, over 20,000 tweets Zipf
 1.1, and over 20 tweets -- seed 1, while the cost profile is priced on seed 7's views
-(:mod:`skewlab.experiments.remedy_costs`), so no prediction is checked against the runs it was
+(:mod:`skewlab.doctor.remedy_costs`), so no prediction is checked against the runs it was
 priced from. For each workload the doctor replays the views
-(:func:`~skewlab.experiments.subtask_replay.replay_subtasks`) and prices every remedy
-(:func:`~skewlab.experiments.remedies.predict_remedies`, bounded input: sorted input is
+(:func:`~skewlab.doctor.subtask_replay.replay_subtasks`) and prices every remedy
+(:func:`~skewlab.doctor.remedies.predict_remedies`, bounded input: sorted input is
 eligible); then each remedy runs for real at the same parallelism, in ``runs`` rounds after one
 unmeasured run of each (:mod:`skewlab.experiments.rounds`), over the views at two sizes. Its
 measured throughput is the profile's measure (like for like): one over the job's cost per
@@ -43,15 +43,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from skewlab.doctor.remedies import predict_remedies
+from skewlab.doctor.remedy_costs import load_cost_profile, remedies
+from skewlab.doctor.subtask_replay import replay_subtasks, salted_stage_one_loads
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.intervals import BOOTSTRAP, Estimate, median_estimate, over
-from skewlab.experiments.remedies import predict_remedies
-from skewlab.experiments.remedy_costs import load_cost_profile, remedies
 from skewlab.experiments.results import BenchResult, spread
 from skewlab.experiments.rounds import SlopeInput, measure_rounds, slope_fields, warm_up
-from skewlab.experiments.subtask_replay import replay_subtasks, salted_stage_one_loads
 from skewlab.inputs.views import ViewSpec
 from skewlab.validation import check_whole
 

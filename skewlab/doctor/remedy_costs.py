@@ -48,6 +48,12 @@ from typing import Any
 
 import numpy as np
 
+from skewlab.doctor.subtask_replay import (
+    DEFAULT_BUFFER_MAX_COUNT,
+    DEFAULT_CACHE_ENTRIES,
+    bucket_records_per_key,
+    replay_subtasks,
+)
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
@@ -55,12 +61,6 @@ from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.intervals import median_estimate
 from skewlab.experiments.results import BenchResult, latest_result
 from skewlab.experiments.rounds import SlopeInput, measure_rounds, slope_fields, warm_up
-from skewlab.experiments.subtask_replay import (
-    DEFAULT_BUFFER_MAX_COUNT,
-    DEFAULT_CACHE_ENTRIES,
-    bucket_records_per_key,
-    replay_subtasks,
-)
 from skewlab.inputs.views import ViewSpec
 from skewlab.strategies import Buffered, Cached, Naive, Salted, Sorted
 from skewlab.validation import check_whole
@@ -131,7 +131,7 @@ def run_experiment(
 ) -> BenchResult:
     """Measure every remedy's costs; see the module doc. Writes nothing (the CLI does).
 
-    ``seed`` 7: the doctor's validation (:mod:`skewlab.experiments.remedy_check`) uses other
+    ``seed`` 7: the doctor's validation (:mod:`skewlab.doctor.remedy_check`) uses other
     views (seed 1), so no prediction is checked against the runs it was priced from.
     """
     from tqdm.auto import tqdm
@@ -288,7 +288,7 @@ def cost_profile(rows, densities: dict[str, dict] | None = None) -> dict[str, An
     """Per-record costs from the runs (see the module doc), medians over the rounds of each
     run's ``job_seconds_by_slope`` (the job's time without its fixed part). ``densities``:
     per cardinality, the busiest subtask's records by density bucket (from
-    :func:`~skewlab.experiments.subtask_replay.replay_subtasks`); with them the per-record costs
+    :func:`~skewlab.doctor.subtask_replay.replay_subtasks`); with them the per-record costs
     are solved so that pricing each view set's own records gives back its measured time
     (a uniform view set's keys are spread around their mean density); without them they are
     each view set's time over its records.

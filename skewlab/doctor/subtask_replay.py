@@ -18,7 +18,7 @@ numbers per subtask reach the driver. Per subtask:
   the whole input (quarter-octave buckets: bucket ``b`` holds keys with ``2**(b/4) <= n <
   2**((b+1)/4)``). A keyed state's cost per record grows with its size (skewlab's HLL state is
   sparse for a key with a few records, dense for one with thousands), so a remedy's cost is priced
-  per bucket (:mod:`skewlab.experiments.remedies`).
+  per bucket (:mod:`skewlab.doctor.remedies`).
 
 Records with a null key are left out (Flink refuses them). A subtask's Python worker holds one
 count per key it owns (and the cache's entries, the buffer's keys): memory grows with the

@@ -38,6 +38,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from skewlab.doctor.remedies import BASELINE, naive_subtask_rate, predict_remedies
+from skewlab.doctor.remedy_costs import load_cost_profile
+from skewlab.doctor.subtask_replay import replay_subtasks, salted_stage_one_loads
 from skewlab.engine import skew
 from skewlab.engine.heavy_hitters import (
     DEFAULT_LG_MAX_MAP_SIZE,
@@ -53,9 +56,6 @@ from skewlab.engine.partitioners import (
 )
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import size_settings
-from skewlab.experiments.remedies import BASELINE, naive_subtask_rate, predict_remedies
-from skewlab.experiments.remedy_costs import load_cost_profile
-from skewlab.experiments.subtask_replay import replay_subtasks, salted_stage_one_loads
 from skewlab.inputs.views import (
     PARAMS_FILE,
     ViewSpec,
@@ -294,11 +294,11 @@ def diagnose(
 
     ``remedies`` (on by default) prices every remedy at the largest parallelism from the cost
     profile ``costs`` (a ``skewlab bench remedy_costs`` result file, or the dict
-    :func:`~skewlab.experiments.remedy_costs.load_cost_profile` returns; default: the newest
+    :func:`~skewlab.doctor.remedy_costs.load_cost_profile` returns; default: the newest
     measured on this machine, else the shipped reference) under ``disk_profile`` (a disk
     profile's name or file, e.g. ``ebs-article``; default none: state on this machine), with
     ``salt_buckets`` salts (default: the parallelism) and sorted input eligible only when the
-    input is ``bounded`` (:mod:`skewlab.experiments.remedies`).
+    input is ``bounded`` (:mod:`skewlab.doctor.remedies`).
 
     ``sketch_threshold`` (a share of the records, in (0, 1)) also finds the hot keys the way a
     source would, with a frequent-items sketch per partition, merged
@@ -598,7 +598,7 @@ def simulate_cache(
     backend's own :class:`~skewlab.state.value_state.WriteBackLru`) would reach on these
     records: each subtask's records (Flink's key groups at ``parallelism``) replayed in order --
     by ``time`` where given, then in the input's own order -- through one ``get`` and one
-    ``put`` each, as a keyed count does (:func:`~skewlab.experiments.subtask_replay.
+    ``put`` each, as a keyed count does (:func:`~skewlab.doctor.subtask_replay.
     replay_subtasks`). Runs in Spark: nothing per record reaches the driver. Records with a null
     key are left out (Flink refuses them).
 

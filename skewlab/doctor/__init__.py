@@ -1,0 +1,66 @@
+"""The skew doctor: a user's own records -- which keys are hot, where their load lands in Flink,
+Spark and Kafka, what parallelism can and cannot do, and which remedy pays.
+
+One package, above the chapters' figures in the layers (``pyproject.toml``'s import-linter
+contract): it reads the engine's routing (:mod:`skewlab.engine.partitioners`,
+:mod:`skewlab.engine.skew`, :mod:`skewlab.engine.routing`, which operators and strategies use
+too), runs the strategies to price its remedies, and draws with :mod:`skewlab.viz`'s palette;
+nothing below it imports it.
+
+==================  ===============================================================
+``diagnosis``       :func:`diagnose`: hot keys, loads per engine, the parallelism sweep, the
+                    remedies priced (chapter 09's measurement; ``skewlab doctor``)
+``subtask_replay``  each subtask's records and state accesses under a remedy, replayed on
+                    the records' counts (no job runs)
+``remedies``        :func:`predict_remedies`: each remedy's job throughput predicted from a
+                    replay and a cost profile
+``remedy_costs``    ``skewlab bench remedy_costs``: the cost profile, each remedy's job time
+                    per record measured by slope
+``remedy_check``    ``skewlab bench remedy_check``: the predictions held against real runs
+``viz``             the doctor's text, figures, HTML page and notebook 09's controls
+==================  ===============================================================
+
+Example::
+
+    >>> from skewlab import doctor
+    >>> doctor.DEFAULT_PARALLELISM
+    (2, 4, 8)
+    >>> report = doctor.diagnose(views, key="tweet_id")                 # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from skewlab.doctor.diagnosis import (
+    DEFAULT_PARALLELISM,
+    FORMATS,
+    diagnose,
+    read_records,
+    sample_records,
+)
+from skewlab.doctor.remedies import predict_remedies
+
+__all__ = [
+    "DEFAULT_PARALLELISM",
+    "FORMATS",
+    "diagnose",
+    "predict_remedies",
+    "read_records",
+    "remedy_check",
+    "remedy_costs",
+    "sample_records",
+    "subtask_replay",
+    "viz",
+]
+
+#: submodules loaded when first named (``doctor.viz`` brings plotly and ipywidgets, which the
+#: command line's ``--help`` does not need)
+_LAZY = ("remedy_check", "remedy_costs", "subtask_replay", "viz")
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in _LAZY:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
