@@ -8,6 +8,8 @@ too), runs the strategies to price its remedies, and draws with :mod:`skewlab.vi
 nothing below it imports it.
 
 ==================  ===============================================================
+``options``         :class:`DoctorOptions`: every option with its default, check and help
+                    once; ``skewlab doctor``'s flags are built from it
 ``diagnosis``       :func:`diagnose`: hot keys, loads per engine, the parallelism sweep, the
                     remedies priced (chapter 09's measurement; ``skewlab doctor``)
 ``subtask_replay``  each subtask's records and state accesses under a remedy, replayed on
@@ -17,6 +19,10 @@ nothing below it imports it.
 ``remedy_costs``    ``skewlab bench remedy_costs``: the cost profile, each remedy's job time
                     per record measured by slope
 ``remedy_check``    ``skewlab bench remedy_check``: the predictions held against real runs
+``planning``        key groups per subtask, the P that split a max parallelism evenly, the
+                    max parallelism for a planned range of P
+``verdict``         the verdict the text opens on, within 100 columns
+``redaction``       :func:`redact`: every key as a stable hash, in every output
 ``viz``             the doctor's text, figures, HTML page and notebook 09's controls
 ==================  ===============================================================
 
@@ -40,14 +46,18 @@ from skewlab.doctor.diagnosis import (
     read_records,
     sample_records,
 )
+from skewlab.doctor.options import DoctorOptions
+from skewlab.doctor.redaction import redact
 from skewlab.doctor.remedies import predict_remedies
 
 __all__ = [
     "DEFAULT_PARALLELISM",
     "FORMATS",
+    "DoctorOptions",
     "diagnose",
     "predict_remedies",
     "read_records",
+    "redact",
     "remedy_check",
     "remedy_costs",
     "sample_records",

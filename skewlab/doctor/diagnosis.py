@@ -31,6 +31,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from skewlab.doctor.options import DEFAULT_PARALLELISM, ZIPF_FIT_RANKS, DoctorOptions
 from skewlab.doctor.remedies import BASELINE, naive_subtask_rate, predict_remedies
 from skewlab.doctor.remedy_costs import load_cost_profile
 from skewlab.doctor.subtask_replay import replay_subtasks, salted_stage_one_loads
@@ -48,7 +50,6 @@ from skewlab.engine.heavy_hitters import (
     source_heavy_hitters,
 )
 from skewlab.engine.partitioners import (
-    ENGINES,
     check_key_type,
     flink_key_groups,
     kafka_partitions,
@@ -64,17 +65,14 @@ from skewlab.inputs.views import (
     save_views,
 )
 from skewlab.iomodel.profiles import load_disk_profile
-from skewlab.state.key_groups import (
-    UPPER_BOUND_MAX_PARALLELISM,
-    check_parallelism,
-    compute_default_max_parallelism,
-)
+from skewlab.state.key_groups import check_parallelism, compute_default_max_parallelism
 from skewlab.validation import check_whole
 
 __all__ = [
     "CHAPTER",
     "DEFAULT_PARALLELISM",
     "FORMATS",
+    "DoctorOptions",
     "ZIPF_FIT_RANKS",
     "diagnose",
     "fit_zipf",
@@ -88,10 +86,6 @@ __all__ = [
 CHAPTER = "skew_doctor"
 #: The input formats the doctor reads, and the file endings that name them.
 FORMATS = {"parquet": (".parquet",), "csv": (".csv",), "jsonl": (".jsonl", ".json", ".ndjson")}
-#: The parallelisms looked at when the user names none.
-DEFAULT_PARALLELISM = (2, 4, 8)
-#: How many of the hottest keys the Zipf exponent is fitted over.
-ZIPF_FIT_RANKS = 1_000
 #: Every P is swept up to this max parallelism; above it, powers of two and the user's P.
 FULL_SWEEP_UP_TO = 512
 _TIME_TYPES = ("timestamp", "timestamp_ntz", "date", "int", "bigint", "double", "float")
@@ -192,19 +186,17 @@ def fit_zipf(counts: np.ndarray) -> dict[str, float] | None:
     return {"exponent": float(-slope), "r_squared": float(r_squared), "ranks": int(counts.size)}
 
 
-def _check(df, key, time, engines, parallelism, max_parallelism, partitions, top) -> dict:
-    """Every parameter checked against the input's schema, before any Spark job."""
+def _check(df, key: str, options: DoctorOptions) -> dict:
+    """What depends on the input's schema, checked before any Spark job (the options were
+    checked when made): the key and time columns, the key's type for each engine, and Flink's
+    max parallelism (its default from the largest P)."""
     columns = dict(df.dtypes)
     if key not in columns:
         raise SkewlabInputError(
             f"no key column {key!r}: the input's columns are {', '.join(columns) or 'none'}"
         )
-    if engines is None or engines == "all":
-        engines = tuple(ENGINES)
-    elif isinstance(engines, str):
-        engines = (engines,)
-    engines = tuple(engines)
-    check_key_type(columns[key], engines)
+    check_key_type(columns[key], options.engines)
+    time = options.time
     if time is not None:
         if time not in columns:
             raise SkewlabInputError(
@@ -215,30 +207,13 @@ def _check(df, key, time, engines, parallelism, max_parallelism, partitions, top
                 f"time column {time!r} is {columns[time]}: use a timestamp, a date, or a number "
                 "of seconds since the epoch"
             )
-    parallelism = tuple(check_whole("parallelism", p, 1) for p in parallelism) or (
-        DEFAULT_PARALLELISM
-    )
+    max_parallelism = options.max_parallelism
     if max_parallelism is None:
-        max_parallelism = compute_default_max_parallelism(max(parallelism))
-    check_whole(
-        "max parallelism (Flink's bounds, inclusive)",
-        max_parallelism,
-        1,
-        UPPER_BOUND_MAX_PARALLELISM,
-    )
-    for p in parallelism:
+        max_parallelism = compute_default_max_parallelism(options.largest_parallelism)
+    for p in options.parallelism:
         check_parallelism(p, max_parallelism)
-    partitions = check_whole(
-        "partitions", max(parallelism) if partitions is None else partitions, 1
-    )
-    return {
-        "key_type": columns[key],
-        "engines": engines,
-        "parallelism": tuple(sorted(set(parallelism))),
-        "max_parallelism": max_parallelism,
-        "partitions": partitions,
-        "top": check_whole("top", top, 1, ZIPF_FIT_RANKS),
-    }
+    partitions = options.partitions or options.largest_parallelism
+    return {"key_type": columns[key], "max_parallelism": max_parallelism, "partitions": partitions}
 
 
 def _loads(per_key, column_expr, size: int) -> np.ndarray:
@@ -259,27 +234,15 @@ def _engine(loads: np.ndarray, unit: str, **extra) -> dict[str, Any]:
 def diagnose(
     df,
     key: str,
+    options: DoctorOptions | None = None,
     *,
-    time: str | None = None,
-    engines: tuple[str, ...] | str = "all",
-    parallelism: tuple[int, ...] = DEFAULT_PARALLELISM,
-    max_parallelism: int | None = None,
-    partitions: int | None = None,
-    top: int = 20,
-    window_seconds: float = 1.0,
-    cache_entries: tuple[int, ...] = (),
-    target_rate: float | None = None,
-    subtask_rate: float | None = None,
-    remedies: bool = True,
-    costs: str | Path | dict[str, Any] | None = None,
-    disk_profile: str | Path | None = None,
-    bounded: bool = False,
-    salt_buckets: int | None = None,
-    sketch_threshold: float | None = None,
     progress: bool = False,
+    **option_values: Any,
 ) -> dict[str, Any]:
-    """Diagnose the keys of ``df`` (a Spark DataFrame): see the module doc. Returns a JSON-ready
-    dict with ``input``, ``hot_keys``, ``zipf``, ``peak`` (with ``time``), ``engines`` and
+    """Diagnose the keys of ``df`` (a Spark DataFrame): see the module doc. ``options`` is a
+    :class:`~skewlab.doctor.options.DoctorOptions` (its defaults where not given), or give its
+    fields as keyword arguments (``parallelism=(4,)``). Returns a JSON-ready dict with
+    ``input``, ``hot_keys``, ``zipf``, ``peak`` (with ``time``), ``engines`` and
     ``parallelism``. Bad parameters raise :class:`~skewlab.errors.SkewlabInputError` before any
     Spark job; an input without records raises it after the first.
 
@@ -317,11 +280,18 @@ def diagnose(
     from pyspark.sql import functions as F
     from tqdm.auto import tqdm
 
-    checked = _check(df, key, time, engines, parallelism, max_parallelism, partitions, top)
-    entries = tuple(check_whole("cache entries", n, 1) for n in cache_entries)
-    largest = max(checked["parallelism"])
+    if options is None:
+        options = DoctorOptions(**option_values)
+    elif option_values:
+        options = dataclasses.replace(options, **option_values)
+    checked = _check(df, key, options)
+    time, engines, entries = options.time, options.engines, options.cache_entries
+    costs, disk_profile = options.costs, options.disk_profile
+    target_rate, subtask_rate = options.target_rate, options.subtask_rate
+    sketch_threshold, window_seconds = options.sketch_threshold, options.window_seconds
+    largest, remedies = options.largest_parallelism, options.remedies
     profile, disk, salts, unpriced = None, None, None, None
-    if remedies and "flink" not in checked["engines"]:
+    if remedies and "flink" not in engines:
         remedies = False
         unpriced = "remedies are priced on Flink's routing: include the flink engine"
     if remedies:
@@ -332,39 +302,17 @@ def diagnose(
                 raise  # a profile asked for by name must be there
             unpriced = str(error)  # none measured here and none shipped: say so, go on
         disk = load_disk_profile(disk_profile) if disk_profile is not None else None
-        salts = check_whole("salt buckets", largest if salt_buckets is None else salt_buckets, 1)
-    elif disk_profile is not None or costs is not None:
-        raise SkewlabInputError(
-            "a cost or disk profile prices the remedies: leave them on, with the flink engine"
-        )
+        salts = options.salt_buckets or largest
     lg = None
     if sketch_threshold is not None:
-        # at most 1 / threshold keys can hold the threshold: all among the hottest counted
-        if not 1 / ZIPF_FIT_RANKS <= sketch_threshold < 1:
-            raise SkewlabInputError(
-                f"hot threshold (a share of the records) must be from {1 / ZIPF_FIT_RANKS:g} "
-                f"to below 1, got {sketch_threshold!r}"
-            )
         lg = max(DEFAULT_LG_MAX_MAP_SIZE, smallest_sketch_size(sketch_threshold))
-    if subtask_rate is not None and target_rate is None:
-        raise SkewlabInputError("a subtask rate answers a target rate: give a target rate too")
     if target_rate is not None and subtask_rate is None and profile is None:
         raise SkewlabInputError(
             "a target rate needs what one subtask handles: give a subtask rate, or price it "
             "from a cost profile (remedies on; 'skewlab bench remedy_costs' measures one)"
         )
-    for name, rate in (("target rate", target_rate), ("subtask rate", subtask_rate)):
-        if rate is not None and not rate > 0:
-            raise SkewlabInputError(f"{name} must be above 0 records/s, got {rate!r}")
-    if target_rate is not None and "flink" not in checked["engines"]:
-        raise SkewlabInputError(
-            "a target rate asks for Flink's parallelism: include the flink engine "
-            "(--engine flink or all)"
-        )
-    if not window_seconds > 0:
-        raise SkewlabInputError(f"window seconds must be above 0, got {window_seconds!r}")
     spark_type, max_p = checked["key_type"], checked["max_parallelism"]
-    bar = tqdm(total=3 + len(checked["engines"]), desc="skew doctor", disable=not progress)
+    bar = tqdm(total=3 + len(engines), desc="skew doctor", disable=not progress)
 
     # one count per key, computed once and kept (memory, spilling to disk) for what follows
     per_key = df.groupBy(key).count().persist(StorageLevel.MEMORY_AND_DISK)
@@ -388,7 +336,7 @@ def diagnose(
         top_rows = [
             {"rank": i + 1, "key": _plain(r[key]), "records": int(r["count"]),
              "share": r["count"] / records}
-            for i, r in enumerate(hottest[: checked["top"]])
+            for i, r in enumerate(hottest[: options.top])
         ]  # fmt: skip
         bar.update()
 
@@ -402,7 +350,7 @@ def diagnose(
         kg = None  # records per key group (Flink's), for the parallelism sweep
         hot_records = int(counts[0]) if counts.size else 0
         n = checked["partitions"]
-        for engine in checked["engines"]:
+        for engine in engines:
             bar.set_postfix_str(engine)
             if engine == "flink":
                 groups = _keyed_udf(
@@ -411,7 +359,7 @@ def diagnose(
                     partial(flink_key_groups, spark_type=spark_type, max_parallelism=max_p),
                 )
                 kg = _loads(present, groups, max_p)
-                engines_out["flink"] = _flink(kg, checked["parallelism"], max_p, nulls)
+                engines_out["flink"] = _flink(kg, options.parallelism, max_p, nulls)
             elif engine == "spark":
                 expr = F.expr(spark_partition_expression(key, n))
                 engines_out["spark"] = _engine(
@@ -431,7 +379,7 @@ def diagnose(
 
     sweep = None
     if kg is not None:
-        ps = sweep_parallelisms(max_p, checked["parallelism"])
+        ps = sweep_parallelisms(max_p, options.parallelism)
         sweep = skew.parallelism_sweep(kg, ps, hot_records)
     sizes = entries or ((profile["cache_entries"],) if profile else ())
     replays = {
@@ -448,7 +396,12 @@ def diagnose(
             df, key, salt_buckets=salts, parallelism=largest, max_parallelism=max_p
         )
         priced = predict_remedies(
-            replays[sizes[0]], loads, profile, disk=disk, bounded=bounded, salt_buckets=salts
+            replays[sizes[0]],
+            loads,
+            profile,
+            disk=disk,
+            bounded=options.bounded,
+            salt_buckets=salts,
         )
     share = hot_records / (records - nulls) if records > nulls else 0.0
     sketched = None
@@ -503,7 +456,7 @@ def diagnose(
         "engines": engines_out,
         "parallelism": {
             "max_parallelism": max_p,
-            "asked": list(checked["parallelism"]),
+            "asked": list(options.parallelism),
             "sweep": sweep,
             "target": target,
         },
@@ -608,7 +561,11 @@ def simulate_cache(
         0.71
     """
     check_whole("cache entries", cache_entries, 1)
-    checked = _check(df, key, time, ("flink",), (parallelism,), max_parallelism, None, 1)
+    options = DoctorOptions(
+        time=time, engines=("flink",), parallelism=(parallelism,),
+        max_parallelism=max_parallelism, cache_entries=(cache_entries,), remedies=False,
+    )  # fmt: skip
+    checked = _check(df, key, options)
     replay = replay_subtasks(
         df, key, parallelism=parallelism, max_parallelism=checked["max_parallelism"], time=time,
         cache_entries=cache_entries,

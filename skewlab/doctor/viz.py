@@ -28,9 +28,11 @@ from skewlab.doctor.remedies import BASELINE
 from skewlab.doctor.remedy_check import EXPERIMENT as REMEDY_CHECK
 from skewlab.doctor.remedy_check import TOLERANCE, measured_interval, within_tolerance
 from skewlab.doctor.remedy_costs import DENSITY_PRICED, MEASURE
+from skewlab.doctor.verdict import ENGINE_NAMES, WIDTH, verdict_lines, wrap
 from skewlab.engine.partitioners import ENGINES
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.intervals import Estimate, over
+from skewlab.experiments.references import load_reference
 from skewlab.experiments.results import BenchResult, bench_summary
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
@@ -49,13 +51,11 @@ __all__ = [
     "write_html",
 ]
 
-_ENGINE_NAMES = {"flink": "Flink", "spark": "Spark", "kafka": "Kafka"}
-
 
 def _engine_lines(report: dict[str, Any]) -> list[str]:
     lines = []
     for name, engine in report["engines"].items():
-        label = _ENGINE_NAMES[name]
+        label = ENGINE_NAMES[name]
         if name == "flink":
             kg = engine["key_groups"]
             lines.append(
@@ -84,9 +84,22 @@ def _engine_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def doctor_text(report: dict[str, Any]) -> str:
-    """The report as lines of text: input, hot keys, Zipf fit, the hottest key's peak, each
-    engine's loads, and what parallelism can do.
+def reference_check() -> dict[str, Any] | None:
+    """The shipped reference's check of the doctor against real runs (its summary, with
+    ``shown`` naming whose it is), or ``None`` where none is shipped."""
+    reference = load_reference(REMEDY_CHECK)
+    if reference is None:
+        return None
+    return {**reference["summary"], "shown": whose_figures(reference)}
+
+
+def doctor_text(report: dict[str, Any], *, check: dict[str, Any] | None | str = "reference") -> str:
+    """The report as text of at most :data:`~skewlab.doctor.verdict.WIDTH` columns: the verdict
+    first (:func:`~skewlab.doctor.verdict.verdict_lines`: hot keys, where it hurts, the ceiling,
+    the remedy with the spread of ``check`` -- by default the shipped reference's check of the
+    doctor against real runs -- and the parallelism to plan with), then the details: input,
+    hot keys, Zipf fit, the hottest key's peak, each engine's loads, what parallelism can do,
+    and every remedy priced.
 
     Example::
 
@@ -95,13 +108,34 @@ def doctor_text(report: dict[str, Any]) -> str:
         ...     "hot_keys": {"method": "exact", "top": [{"rank": 1, "key": "a", "records": 8,
         ...     "share": 0.8}], "hottest_share": 0.8, "max_speedup": 1.25},
         ...     "zipf": None, "peak": None, "engines": {}, "parallelism": {"sweep": None}}
-        >>> print(doctor_text(report))  # doctest: +NORMALIZE_WHITESPACE
+        >>> print(doctor_text(report, check=None))  # doctest: +NORMALIZE_WHITESPACE
+        verdict: 10 records, key 'k', 2 distinct keys
+          hottest keys: 'a' 80%
+          ceiling: no parallelism runs a keyed aggregation more than 1.25x faster than one
+            subtask (the hottest key's 80% stays on one subtask)
+        <BLANKLINE>
+        details:
         10 records, key 'k': 2 distinct keys (exact), 0 with a null key (0%)
         hot keys (exact):
             1. 'a'  8 records  80%
         the hottest key holds 80% of the keyed records: no parallelism speeds a keyed
-        aggregation up more than 1.25x, since its one key is on one subtask
+          aggregation up more than 1.25x, since its one key is on one subtask
     """
+    if check == "reference":
+        check = reference_check()
+    details = [line for text in _detail_lines(report) for line in _wrapped(text)]
+    return "\n".join([*verdict_lines(report, check), "", "details:", *details])
+
+
+def _wrapped(text: str) -> list[str]:
+    """A line of the details within the width (a table's rows are kept as they are)."""
+    if len(text) <= WIDTH or "\n" in text:
+        return text.split("\n")
+    indent = text[: len(text) - len(text.lstrip())]
+    return wrap(text.strip(), indent=indent)
+
+
+def _detail_lines(report: dict[str, Any]) -> list[str]:
     i, hot = report["input"], report["hot_keys"]
     lines = [
         f"{i['records']:,} records, key {i['key']!r}: {i['distinct_keys']:,} distinct keys "
@@ -184,7 +218,7 @@ def doctor_text(report: dict[str, Any]) -> str:
     lines += remedy_lines(report.get("remedies"))
     if report.get("remedies_unpriced"):
         lines.append(f"remedies not priced: {report['remedies_unpriced']}")
-    return "\n".join(lines)
+    return lines
 
 
 def remedy_table(priced: dict[str, Any]):
@@ -246,7 +280,9 @@ def remedy_lines(priced: dict[str, Any] | None) -> list[str]:
             if priced["parallelism"] > profile["parallelism"]
             else []
         ),
-        remedy_table(priced).to_string(index=False),
+        remedy_table(priced).drop(columns="what it costs").to_string(index=False),
+        "what each costs:",
+        *(f"  {r['remedy']}: {r['costs']}" for r in priced["remedies"]),
         f"recommended: {rec['remedy']} ({rec['speedup_over_baseline']:.2f}x {BASELINE}) -- "
         + "; ".join(rec["reasons"][1:])
         + f"; it costs: {rec['costs']}",
@@ -342,7 +378,7 @@ def engine_loads_figure(report: dict[str, Any], parallelism: int | None = None) 
             loads, score = sub["loads"], sub["skew_score"]
             label = f"Flink P={sub['parallelism']}"
         else:
-            loads, score, label = engine["loads"], engine["skew_score"], _ENGINE_NAMES[name]
+            loads, score, label = engine["loads"], engine["skew_score"], ENGINE_NAMES[name]
         fig.add_trace(
             go.Bar(x=list(range(len(loads))), y=loads, name=f"{label} (skew score {score:.0f} %)")
         )
@@ -407,6 +443,13 @@ def parallelism_figure(report: dict[str, Any]) -> go.Figure:
 
 #: The head every page :func:`write_html` writes starts with: how it knows a page of its own.
 _PAGE_HEAD = "<!DOCTYPE html><html><head><meta charset='utf-8'><title>skewlab doctor</title>"
+#: The page's style: the text wraps inside the window, nothing scrolls sideways.
+_PAGE_STYLE = (
+    "<meta name='viewport' content='width=device-width'><style>"
+    "body{font-family:sans-serif;max-width:1200px;margin:0 auto;padding:0 1em}"
+    "pre{white-space:pre-wrap;overflow-wrap:anywhere}"
+    ".plotly-graph-div{max-width:100%}</style>"
+)
 
 
 def check_html_out(path: str | Path) -> Path:
@@ -452,7 +495,7 @@ def write_html(report: dict[str, Any], path: str | Path) -> Path:
         pio.to_html(fig, full_html=False, include_plotlyjs=i == 0) for i, fig in enumerate(figures)
     ]
     page = (
-        f"{_PAGE_HEAD}</head><body>"
+        f"{_PAGE_HEAD}{_PAGE_STYLE}</head><body>"
         f"<h1>skewlab doctor: {html.escape(str(report['input']['key']))}</h1>"
         f"<pre>{html.escape(doctor_text(report))}</pre>{''.join(parts)}</body></html>"
     )
