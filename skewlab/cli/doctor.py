@@ -4,6 +4,7 @@ their load lands in Flink, Spark and Kafka (:mod:`skewlab.doctor.diagnosis`)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 
 from skewlab.doctor.diagnosis import FORMATS
@@ -90,11 +91,11 @@ def run(args: argparse.Namespace) -> int:
     spark = get_spark()
     records = read_records(spark, args.path, args.format, args.null_value)
     report = diagnose(records, args.key, options, progress=not args.json)
-    report["input"]["path"] = args.path
+    report = report.replace(input=dataclasses.replace(report.input, path=args.path))
     if args.redact:
         report = redact(report)
     if args.json:
-        print(json.dumps(report, indent=2, default=str))
+        print(json.dumps(report.to_json(), indent=2, default=str))
     else:
         print(doctor_text(report))
     if args.html:

@@ -12,6 +12,8 @@ nothing below it imports it.
                     once; ``skewlab doctor``'s flags are built from it
 ``diagnosis``       :func:`diagnose`: hot keys, loads per engine, the parallelism sweep, the
                     remedies priced (chapter 09's measurement; ``skewlab doctor``)
+``schema``          :class:`Diagnosis`, what ``diagnose`` returns, typed; its JSON with a
+                    schema version, read back by ``Diagnosis.from_json``
 ``subtask_replay``  each subtask's records and state accesses under a remedy, replayed on
                     the records' counts (no job runs)
 ``remedies``        :func:`predict_remedies`: each remedy's job throughput predicted from a
@@ -49,10 +51,12 @@ from skewlab.doctor.diagnosis import (
 from skewlab.doctor.options import DoctorOptions
 from skewlab.doctor.redaction import redact
 from skewlab.doctor.remedies import predict_remedies
+from skewlab.doctor.schema import Diagnosis
 
 __all__ = [
     "DEFAULT_PARALLELISM",
     "FORMATS",
+    "Diagnosis",
     "DoctorOptions",
     "diagnose",
     "predict_remedies",

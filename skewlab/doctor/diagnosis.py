@@ -25,7 +25,7 @@ the input's size; Spark's aggregation spills to disk where the keys do not fit i
 Example::
 
     >>> report = diagnose(views, key="tweet_id", parallelism=(4,))      # doctest: +SKIP
-    >>> report["hot_keys"]["top"][0]["share"]                          # doctest: +SKIP
+    >>> report.hot_keys.top[0].share                                   # doctest: +SKIP
     0.18
 """
 
@@ -42,6 +42,7 @@ import pandas as pd
 from skewlab.doctor.options import DEFAULT_PARALLELISM, ZIPF_FIT_RANKS, DoctorOptions
 from skewlab.doctor.remedies import BASELINE, naive_subtask_rate, predict_remedies
 from skewlab.doctor.remedy_costs import load_cost_profile
+from skewlab.doctor.schema import Diagnosis
 from skewlab.doctor.subtask_replay import replay_subtasks, salted_stage_one_loads
 from skewlab.engine import skew
 from skewlab.engine.heavy_hitters import (
@@ -238,12 +239,13 @@ def diagnose(
     *,
     progress: bool = False,
     **option_values: Any,
-) -> dict[str, Any]:
+) -> Diagnosis:
     """Diagnose the keys of ``df`` (a Spark DataFrame): see the module doc. ``options`` is a
     :class:`~skewlab.doctor.options.DoctorOptions` (its defaults where not given), or give its
-    fields as keyword arguments (``parallelism=(4,)``). Returns a JSON-ready dict with
-    ``input``, ``hot_keys``, ``zipf``, ``peak`` (with ``time``), ``engines`` and
-    ``parallelism``. Bad parameters raise :class:`~skewlab.errors.SkewlabInputError` before any
+    fields as keyword arguments (``parallelism=(4,)``). Returns a
+    :class:`~skewlab.doctor.schema.Diagnosis` (``input``, ``hot_keys``, ``zipf``, ``peak``
+    with ``time``, ``engines``, ``parallelism``, ``cache``, ``remedies``; ``to_json()`` for a
+    file). Bad parameters raise :class:`~skewlab.errors.SkewlabInputError` before any
     Spark job; an input without records raises it after the first.
 
     ``parallelism`` are the Flink parallelisms to show subtask by subtask; ``max_parallelism``
@@ -273,7 +275,7 @@ def diagnose(
 
         >>> import skewlab
         >>> report = skewlab.diagnose(views, key="tweet_id", parallelism=(4,))  # doctest: +SKIP
-        >>> report["engines"]["flink"]["subtasks"][0]["skew_score"]          # doctest: +SKIP
+        >>> report.engines["flink"].subtasks[0].skew_score               # doctest: +SKIP
         41.3
     """
     from pyspark import StorageLevel
@@ -431,36 +433,38 @@ def diagnose(
             "subtask_rate_source": rate_source,
             **skew.smallest_parallelism(sweep, share, target_rate, subtask_rate),
         }
-    return {
-        "input": {
-            "key": key,
-            "key_type": spark_type,
-            "records": records,
-            "null_keys": nulls,
-            "null_share": nulls / records,
-            "distinct_keys": distinct,
-            "distinct_method": "exact",
-        },
-        "hot_keys": {
-            "method": "exact: Spark's groupBy(key).count(), every key counted, no sketch error",
-            "top": top_rows,
-            "hottest_share": share,
-            "max_speedup": 1 / share if share else None,
-            "sketch": sketched,
-        },
-        "zipf": fit_zipf(counts),
-        "peak": peak,
-        "cache": caches,
-        "remedies": priced,
-        "remedies_unpriced": unpriced,
-        "engines": engines_out,
-        "parallelism": {
-            "max_parallelism": max_p,
-            "asked": list(options.parallelism),
-            "sweep": sweep,
-            "target": target,
-        },
-    }
+    return Diagnosis.from_json(
+        {
+            "input": {
+                "key": key,
+                "key_type": spark_type,
+                "records": records,
+                "null_keys": nulls,
+                "null_share": nulls / records,
+                "distinct_keys": distinct,
+                "distinct_method": "exact",
+            },
+            "hot_keys": {
+                "method": "exact: Spark's groupBy(key).count(), every key counted, no sketch error",
+                "top": top_rows,
+                "hottest_share": share,
+                "max_speedup": 1 / share if share else None,
+                "sketch": sketched,
+            },
+            "zipf": fit_zipf(counts),
+            "peak": peak,
+            "cache": caches,
+            "remedies": priced,
+            "remedies_unpriced": unpriced,
+            "engines": engines_out,
+            "parallelism": {
+                "max_parallelism": max_p,
+                "asked": list(options.parallelism),
+                "sweep": sweep,
+                "target": target,
+            },
+        }
+    )
 
 
 def _plain(value: Any) -> Any:

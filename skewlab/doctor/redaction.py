@@ -13,8 +13,11 @@ Example::
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 from typing import Any
+
+from skewlab.doctor.schema import Diagnosis
 
 __all__ = ["redact", "redact_key"]
 
@@ -27,28 +30,26 @@ def redact_key(key: Any) -> str | None:
     return f"key#{digest[:10]}"
 
 
-def redact(report: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a diagnosis (:func:`~skewlab.doctor.diagnosis.diagnose`'s dict) with every key
-    value replaced by :func:`redact_key`: the hot keys, the sketch's, the peak's. Counts, shares
-    and loads are unchanged; the original is not touched.
+def redact(report: Diagnosis) -> Diagnosis:
+    """A copy of a diagnosis with every key value replaced by :func:`redact_key`: the hot keys,
+    the sketch's, the peak's. Counts, shares and loads are unchanged; the original is not
+    touched.
 
     Example::
 
-        >>> report = {"hot_keys": {"top": [{"rank": 1, "key": "a", "records": 8}]},
-        ...           "peak": {"key": "a", "peak_records": 3}}
-        >>> redact(report)["hot_keys"]["top"][0]["key"] == redact(report)["peak"]["key"]
-        True
-        >>> report["hot_keys"]["top"][0]["key"]
-        'a'
+        >>> from skewlab.doctor.schema import EXAMPLE, Diagnosis
+        >>> report = Diagnosis.from_json(EXAMPLE)
+        >>> redact(report).hot_keys.top[0].key == redact_key("a"), report.hot_keys.top[0].key
+        (True, 'a')
     """
-    out = copy.deepcopy(report)
-    hot = out.get("hot_keys") or {}
-    for row in hot.get("top") or []:
-        row["key"] = redact_key(row["key"])
-    sketch = hot.get("sketch") or {}
-    for item in sketch.get("hot") or []:
+    hot = report.hot_keys
+    top = tuple(dataclasses.replace(row, key=redact_key(row.key)) for row in hot.top)
+    sketch = copy.deepcopy(hot.sketch)
+    for item in (sketch or {}).get("hot") or []:
         item["key"] = redact_key(item["key"])
-    if out.get("peak"):
-        out["peak"]["key"] = redact_key(out["peak"]["key"])
-    out.setdefault("input", {})["keys_redacted"] = True
-    return out
+    peak = report.peak and dataclasses.replace(report.peak, key=redact_key(report.peak.key))
+    return report.replace(
+        input=dataclasses.replace(report.input, keys_redacted=True),
+        hot_keys=dataclasses.replace(hot, top=top, sketch=sketch),
+        peak=peak,
+    )

@@ -10,10 +10,9 @@ here is typed by hand.
 
 Example::
 
-    >>> report = {"input": {"key": "k", "records": 10, "distinct_keys": 2},
-    ...     "hot_keys": {"top": [{"rank": 1, "key": "a", "records": 8, "share": 0.8}],
-    ...                  "hottest_share": 0.8, "max_speedup": 1.25},
-    ...     "engines": {}, "parallelism": {"asked": [4], "max_parallelism": 128}}
+    >>> from skewlab.doctor.schema import EXAMPLE, Diagnosis
+    >>> report = Diagnosis.from_json({**EXAMPLE, "engines": {},
+    ...     "parallelism": {"asked": [4], "max_parallelism": 128}})
     >>> print("\\n".join(verdict_lines(report, check=None)))
     verdict: 10 records, key 'k', 2 distinct keys
       hottest keys: 'a' 80%
@@ -31,6 +30,8 @@ from typing import Any
 
 from skewlab.doctor.planning import key_groups_per_subtask, max_parallelism_choices
 from skewlab.doctor.remedies import BASELINE
+from skewlab.doctor.schema import Diagnosis, FlinkLoads, PartitionLoads
+from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
 
 __all__ = ["ENGINE_NAMES", "WIDTH", "gain_spread", "verdict_lines", "wrap"]
 
@@ -101,27 +102,25 @@ def _ends(row: dict[str, Any]) -> tuple[float, float]:
     return interval.get("low") or value, interval.get("high") or value
 
 
-def _engine_line(name: str, engine: dict[str, Any], parallelism: int) -> str:
+def _engine_line(name: str, engine: FlinkLoads | PartitionLoads, parallelism: int | None) -> str:
     label = ENGINE_NAMES.get(name, name)
-    if name == "flink":
-        subs = engine["subtasks"]
-        sub = next((s for s in subs if s["parallelism"] == parallelism), subs[-1])
+    if isinstance(engine, FlinkLoads):
+        sub = engine.at(parallelism)
         return (
-            f"{label} P={sub['parallelism']}: busiest subtask {sub['max_over_mean']:.2f}x the "
-            f"mean ({_percent(sub['busiest_share'])} of the records), skew score "
-            f"{sub['skew_score']:.0f} %"
+            f"{label} P={sub.parallelism}: busiest subtask {sub.max_over_mean:.2f}x the mean "
+            f"({_percent(sub.busiest_share)} of the records), skew score {sub.skew_score:.0f} %"
         )
     return (
-        f"{label}, {engine['partitions']} partitions: busiest partition "
-        f"{engine['max_over_mean']:.2f}x the mean ({_percent(engine['busiest_share'])}), skew "
-        f"score {engine['skew_score']:.0f} %"
+        f"{label}, {engine.partitions} partitions: busiest partition "
+        f"{engine.max_over_mean:.2f}x the mean ({_percent(engine.busiest_share)}), skew "
+        f"score {engine.skew_score:.0f} %"
     )
 
 
-def _remedy_line(report: dict[str, Any], check: dict[str, Any] | None) -> str | None:
-    priced = report.get("remedies")
+def _remedy_line(report: Diagnosis, check: dict[str, Any] | None) -> str | None:
+    priced = report.remedies
     if not priced:
-        why = report.get("remedies_unpriced")
+        why = report.remedies_unpriced
         return f"remedy: not priced ({why})" if why else None
     rec = priced["recommendation"]
     gain = rec["speedup_over_baseline"]
@@ -140,9 +139,8 @@ def _remedy_line(report: dict[str, Any], check: dict[str, Any] | None) -> str | 
     return f"{line}; it costs: {rec['costs']}"
 
 
-def _parallelism_line(report: dict[str, Any]) -> str | None:
-    plan = report.get("parallelism") or {}
-    asked, m = plan.get("asked") or [], plan.get("max_parallelism")
+def _parallelism_line(report: Diagnosis) -> str | None:
+    asked, m = report.parallelism.asked, report.parallelism.max_parallelism
     if not asked or not m:
         return None
     uneven = {p: key_groups_per_subtask(p, m) for p in asked if m % p}
@@ -158,11 +156,11 @@ def _parallelism_line(report: dict[str, Any]) -> str | None:
             f"groups and the rest {groups['fewest']} (one more: {_percent(1 / groups['fewest'])} "
             "more records where keys spread evenly)"
         )
-    low, high = min(asked), 2 * max(asked)
+    low, high = min(asked), min(2 * max(asked), UPPER_BOUND_MAX_PARALLELISM)
     planned = high - low + 1
     best = max_parallelism_choices((low, high))[0]
-    if best["max_parallelism"] != m:
-        now = sum(1 for p in range(low, high + 1) if not m % p)
+    now = sum(1 for p in range(low, high + 1) if not m % p)
+    if len(best["even"]) > now:  # advice only where another max parallelism splits more
         parts.append(
             f"to run anywhere from P={low} to P={high}, max parallelism "
             f"{best['max_parallelism']} splits {len(best['even'])} of those {planned} evenly "
@@ -171,24 +169,21 @@ def _parallelism_line(report: dict[str, Any]) -> str | None:
     return "parallelism: " + "; ".join(parts)
 
 
-def verdict_lines(report: dict[str, Any], check: dict[str, Any] | None) -> list[str]:
+def verdict_lines(report: Diagnosis, check: dict[str, Any] | None) -> list[str]:
     """The verdict (see the module doc), each line wrapped to :data:`WIDTH` columns.
     ``check`` is the doctor's check against real runs whose spread the remedy's gain carries
     (a ``remedy_check`` summary with ``shown``; ``None``: no interval)."""
-    i, hot = report["input"], report["hot_keys"]
-    lines = [f"verdict: {i['records']:,} records, key {i['key']!r}, {i['distinct_keys']:,} "
-             "distinct keys"]  # fmt: skip
-    top = ", ".join(f"{r['key']!r} {_percent(r['share'])}" for r in hot["top"][:3])
+    i, hot = report.input, report.hot_keys
+    lines = [f"verdict: {i.records:,} records, key {i.key!r}, {i.distinct_keys:,} distinct keys"]
+    top = ", ".join(f"{r.key!r} {_percent(r.share)}" for r in hot.top[:3])
     body = [f"hottest keys: {top or 'none (every key is null)'}"]
-    asked = (report.get("parallelism") or {}).get("asked") or []
-    parallelism = max(asked) if asked else None
-    for name, engine in (report.get("engines") or {}).items():
-        body.append(_engine_line(name, engine, parallelism))
-    if hot.get("max_speedup"):
+    for name, engine in report.engines.items():
+        body.append(_engine_line(name, engine, report.parallelism.largest))
+    if hot.max_speedup:
         body.append(
             f"ceiling: no parallelism runs a keyed aggregation more than "
-            f"{hot['max_speedup']:.2f}x faster than one subtask (the hottest key's "
-            f"{_percent(hot['hottest_share'])} stays on one subtask)"
+            f"{hot.max_speedup:.2f}x faster than one subtask (the hottest key's "
+            f"{_percent(hot.hottest_share)} stays on one subtask)"
         )
     body += [line for line in (_remedy_line(report, check), _parallelism_line(report)) if line]
     for line in body:

@@ -28,6 +28,7 @@ from skewlab.doctor.remedies import BASELINE
 from skewlab.doctor.remedy_check import EXPERIMENT as REMEDY_CHECK
 from skewlab.doctor.remedy_check import TOLERANCE, measured_interval, within_tolerance
 from skewlab.doctor.remedy_costs import DENSITY_PRICED, MEASURE
+from skewlab.doctor.schema import Diagnosis, FlinkLoads
 from skewlab.doctor.verdict import ENGINE_NAMES, WIDTH, verdict_lines, wrap
 from skewlab.engine.partitioners import ENGINES
 from skewlab.errors import SkewlabInputError
@@ -52,34 +53,33 @@ __all__ = [
 ]
 
 
-def _engine_lines(report: dict[str, Any]) -> list[str]:
+def _engine_lines(report: Diagnosis) -> list[str]:
     lines = []
-    for name, engine in report["engines"].items():
+    for name, engine in report.engines.items():
         label = ENGINE_NAMES[name]
-        if name == "flink":
-            kg = engine["key_groups"]
+        if isinstance(engine, FlinkLoads):
             lines.append(
-                f"{label}, {engine['max_parallelism']} key groups: busiest key group "
-                f"{kg['max_over_mean']:.2f}x the mean"
+                f"{label}, {engine.max_parallelism} key groups: busiest key group "
+                f"{engine.key_groups.max_over_mean:.2f}x the mean"
                 + (
-                    f"; {engine['null_keys_refused']:,} records with a null key would be "
+                    f"; {engine.null_keys_refused:,} records with a null key would be "
                     "refused (keyBy throws)"
-                    if engine["null_keys_refused"]
+                    if engine.null_keys_refused
                     else ""
                 )
             )
-            for sub in engine["subtasks"]:
+            for sub in engine.subtasks:
                 lines.append(
-                    f"  P={sub['parallelism']}: busiest subtask {sub['max_over_mean']:.2f}x the "
-                    f"mean ({percent(sub['busiest_share'])} of the records), skew score "
-                    f"{sub['skew_score']:.0f} %"
+                    f"  P={sub.parallelism}: busiest subtask {sub.max_over_mean:.2f}x the "
+                    f"mean ({percent(sub.busiest_share)} of the records), skew score "
+                    f"{sub.skew_score:.0f} %"
                 )
         else:
-            nulls = "null keys included" if engine["null_keys_included"] else "null keys left out"
+            nulls = "null keys included" if engine.null_keys_included else "null keys left out"
             lines.append(
-                f"{label}, {engine['partitions']} partitions ({nulls}): busiest partition "
-                f"{engine['max_over_mean']:.2f}x the mean ({percent(engine['busiest_share'])}), "
-                f"skew score {engine['skew_score']:.0f} %"
+                f"{label}, {engine.partitions} partitions ({nulls}): busiest partition "
+                f"{engine.max_over_mean:.2f}x the mean ({percent(engine.busiest_share)}), "
+                f"skew score {engine.skew_score:.0f} %"
             )
     return lines
 
@@ -93,7 +93,7 @@ def reference_check() -> dict[str, Any] | None:
     return {**reference["summary"], "shown": whose_figures(reference)}
 
 
-def doctor_text(report: dict[str, Any], *, check: dict[str, Any] | None | str = "reference") -> str:
+def doctor_text(report: Diagnosis, *, check: dict[str, Any] | None | str = "reference") -> str:
     """The report as text of at most :data:`~skewlab.doctor.verdict.WIDTH` columns: the verdict
     first (:func:`~skewlab.doctor.verdict.verdict_lines`: hot keys, where it hurts, the ceiling,
     the remedy with the spread of ``check`` -- by default the shipped reference's check of the
@@ -103,16 +103,16 @@ def doctor_text(report: dict[str, Any], *, check: dict[str, Any] | None | str = 
 
     Example::
 
-        >>> report = {"input": {"key": "k", "records": 10, "null_keys": 0, "null_share": 0.0,
-        ...     "distinct_keys": 2, "distinct_method": "exact"},
-        ...     "hot_keys": {"method": "exact", "top": [{"rank": 1, "key": "a", "records": 8,
-        ...     "share": 0.8}], "hottest_share": 0.8, "max_speedup": 1.25},
-        ...     "zipf": None, "peak": None, "engines": {}, "parallelism": {"sweep": None}}
+        >>> from skewlab.doctor.schema import EXAMPLE
+        >>> report = Diagnosis.from_json({**EXAMPLE, "engines": {}})
         >>> print(doctor_text(report, check=None))  # doctest: +NORMALIZE_WHITESPACE
         verdict: 10 records, key 'k', 2 distinct keys
           hottest keys: 'a' 80%
           ceiling: no parallelism runs a keyed aggregation more than 1.25x faster than one
             subtask (the hottest key's 80% stays on one subtask)
+          parallelism: P=2 splits Flink's 128 key groups evenly (64 each); to run anywhere from
+            P=2 to P=4, max parallelism 720 splits 3 of those 3 evenly (128: 2); it is fixed
+            once state exists: choose it before the first savepoint
         <BLANKLINE>
         details:
         10 records, key 'k': 2 distinct keys (exact), 0 with a null key (0%)
@@ -135,20 +135,16 @@ def _wrapped(text: str) -> list[str]:
     return wrap(text.strip(), indent=indent)
 
 
-def _detail_lines(report: dict[str, Any]) -> list[str]:
-    i, hot = report["input"], report["hot_keys"]
+def _detail_lines(report: Diagnosis) -> list[str]:
+    i, hot = report.input, report.hot_keys
     lines = [
-        f"{i['records']:,} records, key {i['key']!r}: {i['distinct_keys']:,} distinct keys "
-        f"({i['distinct_method']}), {i['null_keys']:,} with a null key "
-        f"({percent(i['null_share'])})",
-        f"hot keys ({hot['method']}):",
+        f"{i.records:,} records, key {i.key!r}: {i.distinct_keys:,} distinct keys "
+        f"({i.distinct_method}), {i.null_keys:,} with a null key ({percent(i.null_share)})",
+        f"hot keys ({hot.method}):",
     ]
-    for row in hot["top"]:
-        lines.append(
-            f"  {row['rank']:>3}. {row['key']!r}  {row['records']:,} records  "
-            f"{percent(row['share'])}"
-        )
-    sketch = hot.get("sketch")
+    for row in hot.top:
+        lines.append(f"  {row.rank:>3}. {row.key!r}  {row.records:,} records  {percent(row.share)}")
+    sketch = hot.sketch
     if sketch:
         lines.append(
             f"at the source (a frequent-items sketch of 2**{sketch['lg_max_map_size']} entries "
@@ -162,26 +158,26 @@ def _detail_lines(report: dict[str, Any]) -> list[str]:
                 else "it missed a key the exact counts put there"
             )
         )
-    zipf = report.get("zipf")
+    zipf = report.zipf
     if zipf:
         lines.append(
-            f"Zipf exponent {zipf['exponent']:.2f} (least squares on log count over log rank of "
-            f"the {zipf['ranks']:,} hottest keys, R^2 {zipf['r_squared']:.3f})"
+            f"Zipf exponent {zipf.exponent:.2f} (least squares on log count over log rank of "
+            f"the {zipf.ranks:,} hottest keys, R^2 {zipf.r_squared:.3f})"
         )
-    peak = report.get("peak")
+    peak = report.peak
     if peak:
         lines.append(
-            f"hottest key {peak['key']!r}: at most {peak['peak_records']:,} records in one "
-            f"{peak['window_seconds']:g} s window ({peak['peak_records_per_second']:,.3g} "
-            f"records/s) over {peak['windows']:,} windows"
+            f"hottest key {peak.key!r}: at most {peak.peak_records:,} records in one "
+            f"{peak.window_seconds:g} s window ({peak.peak_records_per_second:,.3g} "
+            f"records/s) over {peak.windows:,} windows"
         )
-    if hot["max_speedup"]:
+    if hot.max_speedup:
         lines.append(
-            f"the hottest key holds {percent(hot['hottest_share'])} of the keyed records: no "
-            f"parallelism speeds a keyed aggregation up more than {hot['max_speedup']:.2f}x, "
+            f"the hottest key holds {percent(hot.hottest_share)} of the keyed records: no "
+            f"parallelism speeds a keyed aggregation up more than {hot.max_speedup:.2f}x, "
             "since its one key is on one subtask"
         )
-    for cache in report.get("cache") or []:
+    for cache in report.cache:
         lines.append(
             f"an LRU cache of {cache['cache_entries']:,} entries per subtask (Flink, "
             f"P={cache['parallelism']}), replayed on these records in {cache['order']}: "
@@ -189,16 +185,16 @@ def _detail_lines(report: dict[str, Any]) -> list[str]:
             f"{cache['misses']:,} misses)"
         )
     lines += _engine_lines(report)
-    sweep = report["parallelism"].get("sweep")
+    sweep = report.parallelism.sweep
     if sweep:
         best = max(sweep, key=lambda r: r["speedup"])
         lines.append(
-            f"Flink, every P up to {report['parallelism']['max_parallelism']}: the best "
+            f"Flink, every P up to {report.parallelism.max_parallelism}: the best "
             f"speedup over one subtask is {best['speedup']:.2f}x, at P={best['parallelism']} "
             f"(busiest subtask {best['max_over_mean']:.2f}x the mean, of which the key-group "
             f"ranges alone give {best['range_unevenness']:.2f}x)"
         )
-    target = report["parallelism"].get("target")
+    target = report.parallelism.target
     if target:
         wanted = (
             f"to take {target['target_rate']:,.0f} records/s with {target['subtask_rate']:,.0f} "
@@ -211,13 +207,13 @@ def _detail_lines(report: dict[str, Any]) -> list[str]:
             )
         else:
             lines.append(
-                f"{wanted}, no parallelism up to {report['parallelism']['max_parallelism']} "
+                f"{wanted}, no parallelism up to {report.parallelism.max_parallelism} "
                 f"does: the best leaves {target['busiest_rate']:,.0f} records/s on one subtask, "
                 f"the hottest key alone {target['hottest_key_rate']:,.0f}"
             )
-    lines += remedy_lines(report.get("remedies"))
-    if report.get("remedies_unpriced"):
-        lines.append(f"remedies not priced: {report['remedies_unpriced']}")
+    lines += remedy_lines(report.remedies)
+    if report.remedies_unpriced:
+        lines.append(f"remedies not priced: {report.remedies_unpriced}")
     return lines
 
 
@@ -227,7 +223,7 @@ def remedy_table(priced: dict[str, Any]):
 
     Example::
 
-        >>> remedy_table(report["remedies"]).columns[0]                  # doctest: +SKIP
+        >>> remedy_table(report.remedies).columns[0]                  # doctest: +SKIP
         'remedy'
     """
     import pandas as pd
@@ -292,7 +288,7 @@ def remedy_lines(priced: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def remedies_figure(report: dict[str, Any]) -> go.Figure:
+def remedies_figure(report: Diagnosis) -> go.Figure:
     """Predicted job throughput of every remedy on these keys, the recommended one marked.
 
     Example::
@@ -300,10 +296,10 @@ def remedies_figure(report: dict[str, Any]) -> go.Figure:
         >>> remedies_figure(report).data[0].type                         # doctest: +SKIP
         'bar'
     """
-    priced = report.get("remedies")
+    priced = report.remedies
     if not priced:
         fig = go.Figure()
-        why = report.get("remedies_unpriced") or "remedies off"
+        why = report.remedies_unpriced or "remedies off"
         fig.update_layout(template=TEMPLATE, title=f"Remedies not priced: {why}")
         return fig
     rows = priced["remedies"]
@@ -330,27 +326,27 @@ def remedies_figure(report: dict[str, Any]) -> go.Figure:
     return fig
 
 
-def hot_keys_figure(report: dict[str, Any]) -> go.Figure:
+def hot_keys_figure(report: Diagnosis) -> go.Figure:
     """The top keys' share of the records.
 
     Example::
 
-        >>> fig = hot_keys_figure({"input": {"key": "k"}, "hot_keys": {"top": [
-        ...     {"rank": 1, "key": "a", "records": 8, "share": 0.8}]}})
+        >>> from skewlab.doctor.schema import EXAMPLE
+        >>> fig = hot_keys_figure(Diagnosis.from_json(EXAMPLE))
         >>> fig.data[0].y[0]
         80.0
     """
-    top = report["hot_keys"]["top"]
+    top = report.hot_keys.top
     fig = go.Figure(
         go.Bar(
-            x=[str(r["key"]) for r in top],
-            y=[100 * r["share"] for r in top],
+            x=[str(r.key) for r in top],
+            y=[100 * r.share for r in top],
             marker_color=COLORS["naive"],
-            text=[f"{r['records']:,}" for r in top],
+            text=[f"{r.records:,}" for r in top],
         )
     )
     fig.update_layout(
-        title=f"The hottest keys of {report['input']['key']!r}: share of the records (counted "
+        title=f"The hottest keys of {report.input.key!r}: share of the records (counted "
         "on these records)",
         template=TEMPLATE,
         xaxis={"title": "key", "type": "category"},
@@ -359,26 +355,26 @@ def hot_keys_figure(report: dict[str, Any]) -> go.Figure:
     return fig
 
 
-def engine_loads_figure(report: dict[str, Any], parallelism: int | None = None) -> go.Figure:
+def engine_loads_figure(report: Diagnosis, parallelism: int | None = None) -> go.Figure:
     """Records per subtask (Flink, at ``parallelism``: default the first asked) and per
     partition (Spark, Kafka), side by side, each titled with its skew score.
 
     Example::
 
-        >>> fig = engine_loads_figure({"engines": {"spark": {"loads": [3, 1],
-        ...     "skew_score": 50.0, "max_over_mean": 1.5, "partitions": 2}}})
-        >>> fig.data[0].name
-        'Spark (skew score 50 %)'
+        >>> from skewlab.doctor.schema import EXAMPLE
+        >>> fig = engine_loads_figure(Diagnosis.from_json(EXAMPLE))
+        >>> [t.name for t in fig.data]
+        ['Flink P=2 (skew score 50 %)', 'Spark (skew score 75 %)']
     """
     fig = go.Figure()
-    for name, engine in report["engines"].items():
-        if name == "flink":
-            subs = engine["subtasks"]
-            sub = next((s for s in subs if s["parallelism"] == parallelism), subs[0])
-            loads, score = sub["loads"], sub["skew_score"]
-            label = f"Flink P={sub['parallelism']}"
+    for name, engine in report.engines.items():
+        if isinstance(engine, FlinkLoads):
+            first = engine.subtasks[0].parallelism
+            sub = engine.at(first if parallelism is None else parallelism)
+            loads, score = list(sub.loads), sub.skew_score
+            label = f"Flink P={sub.parallelism}"
         else:
-            loads, score, label = engine["loads"], engine["skew_score"], ENGINE_NAMES[name]
+            loads, score, label = list(engine.loads), engine.skew_score, ENGINE_NAMES[name]
         fig.add_trace(
             go.Bar(x=list(range(len(loads))), y=loads, name=f"{label} (skew score {score:.0f} %)")
         )
@@ -393,20 +389,21 @@ def engine_loads_figure(report: dict[str, Any], parallelism: int | None = None) 
     return fig
 
 
-def parallelism_figure(report: dict[str, Any]) -> go.Figure:
+def parallelism_figure(report: Diagnosis) -> go.Figure:
     """Flink's speedup over one subtask for every swept P, beside the ceiling the hottest key
     sets and what the key-group ranges alone would allow.
 
     Example::
 
-        >>> fig = parallelism_figure({"hot_keys": {"max_speedup": 2.0}, "parallelism": {
-        ...     "max_parallelism": 4, "sweep": [{"parallelism": 1, "speedup": 1.0,
+        >>> from skewlab.doctor.schema import EXAMPLE
+        >>> report = Diagnosis.from_json({**EXAMPLE, "parallelism": {
+        ...     "max_parallelism": 4, "asked": [2], "sweep": [{"parallelism": 1, "speedup": 1.0,
         ...     "range_unevenness": 1.0}, {"parallelism": 2, "speedup": 1.5,
         ...     "range_unevenness": 1.0}]}})
-        >>> [t.name for t in fig.data]
-        ['speedup: total / busiest subtask', 'key-group ranges alone: P / unevenness', 'the hottest key: no P beats 2.00x']
+        >>> [t.name for t in parallelism_figure(report).data]
+        ['speedup: total / busiest subtask', 'key-group ranges alone: P / unevenness', 'the hottest key: no P beats 1.25x']
     """  # noqa: E501
-    sweep = report["parallelism"]["sweep"] or []
+    sweep = report.parallelism.sweep or []
     ps = [r["parallelism"] for r in sweep]
     fig = go.Figure()
     fig.add_trace(
@@ -420,7 +417,7 @@ def parallelism_figure(report: dict[str, Any]) -> go.Figure:
             line={"dash": "dot", "color": COLORS["guide"]},
         )
     )
-    ceiling = report["hot_keys"]["max_speedup"]
+    ceiling = report.hot_keys.max_speedup
     if ceiling:
         fig.add_trace(
             go.Scatter(
@@ -432,7 +429,7 @@ def parallelism_figure(report: dict[str, Any]) -> go.Figure:
         )
     fig.update_layout(
         title=f"What parallelism can do (Flink, max parallelism "
-        f"{report['parallelism']['max_parallelism']}; computed from these records' keys, no job "
+        f"{report.parallelism.max_parallelism}; computed from these records' keys, no job "
         "runs)",
         template=TEMPLATE,
         xaxis={"title": "parallelism P"},
@@ -476,7 +473,7 @@ def check_html_out(path: str | Path) -> Path:
     return out
 
 
-def write_html(report: dict[str, Any], path: str | Path) -> Path:
+def write_html(report: Diagnosis, path: str | Path) -> Path:
     """One self-contained HTML page (plotly inlined, no network) with the text and figures,
     at a path :func:`check_html_out` allows.
 
@@ -487,16 +484,16 @@ def write_html(report: dict[str, Any], path: str | Path) -> Path:
     """
     out = check_html_out(path)
     figures = [hot_keys_figure(report), engine_loads_figure(report)]
-    if report["parallelism"].get("sweep"):
+    if report.parallelism.sweep:
         figures.append(parallelism_figure(report))
-    if report.get("remedies"):
+    if report.remedies:
         figures.append(remedies_figure(report))
     parts = [
         pio.to_html(fig, full_html=False, include_plotlyjs=i == 0) for i, fig in enumerate(figures)
     ]
     page = (
         f"{_PAGE_HEAD}{_PAGE_STYLE}</head><body>"
-        f"<h1>skewlab doctor: {html.escape(str(report['input']['key']))}</h1>"
+        f"<h1>skewlab doctor: {html.escape(str(report.input.key))}</h1>"
         f"<pre>{html.escape(doctor_text(report))}</pre>{''.join(parts)}</body></html>"
     )
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -548,7 +545,7 @@ def doctor_explorer(
             "(these records, routed as each engine routes them; no job runs)"
         )
         shown = [loads]
-        if report["parallelism"]["sweep"]:
+        if report.parallelism.sweep:
             shown.append(parallelism_figure(report))
         text = widgets.HTML(f"<pre>{html.escape(doctor_text(report))}</pre>")
         return [*shown, text]

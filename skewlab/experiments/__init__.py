@@ -11,6 +11,7 @@ only -- what runs, and the figures and summaries it returns.
 ``latency_sweep``   chapter 03 (seed 000): the buffer's latency over the trigger interval
 ``state_cache``     chapter 04 (seed 003, FLIP-325): an LRU cache of objects before RocksDB,
                     the 0%-hit record taken apart
+``floor``           chapter 04: the engine's floor per record, part by part (``bench floor``)
 ``sorted_input``    chapter 05 (seed 001, FLIP-140): WordCount, keyed state vs sorted input
 ``value_state``     chapter 05 (seed 001, FLIP-140): the ValueState micro-benchmark
 ``memory_cap``      chapter 05 (seed 001, FLIP-140): heap vs sorted input under a memory cap
@@ -43,6 +44,7 @@ from skewlab.experiments import (
     backlog,
     buffering,
     cache_admission,
+    floor,
     latency_sweep,
     memory_cap,
     rescaling,
@@ -72,6 +74,7 @@ __all__ = [
     "benchmark",
     "buffering",
     "cache_admission",
+    "floor",
     "chapter",
     "latency_sweep",
     "latest_result",

@@ -136,38 +136,38 @@ def report(records):
 def test_hot_keys_distinct_and_nulls_equal_pandas_over_the_records(records, report):
     frame = records.select("tweet_id", "event_time").toPandas()
     counts = frame["tweet_id"].value_counts()
-    i = report["input"]
-    assert i["records"] == len(frame) == 20_037
-    assert i["null_keys"] == 37 and i["null_share"] == 37 / 20_037
-    assert i["distinct_keys"] == counts.size
-    top = report["hot_keys"]["top"]
+    i = report.input
+    assert i.records == len(frame) == 20_037
+    assert i.null_keys == 37 and i.null_share == 37 / 20_037
+    assert i.distinct_keys == counts.size
+    top = report.hot_keys.top
     expected = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: len(top)]
-    assert [(t["key"], t["records"]) for t in top] == expected
-    assert top[0]["share"] == counts.iloc[0] / 20_037
-    assert report["hot_keys"]["max_speedup"] == pytest.approx(20_000 / counts.iloc[0])
-    assert 0.8 < report["zipf"]["exponent"] < 1.4
+    assert [(t.key, t.records) for t in top] == expected
+    assert top[0].share == counts.iloc[0] / 20_037
+    assert report.hot_keys.max_speedup == pytest.approx(20_000 / counts.iloc[0])
+    assert 0.8 < report.zipf.exponent < 1.4
     # the hottest key's peak records per 1 s window, against pandas
-    hot = frame[frame["tweet_id"] == top[0]["key"]]
+    hot = frame[frame["tweet_id"] == top[0].key]
     per_second = hot.groupby(hot["event_time"].dt.floor("1s")).size()
-    assert report["peak"]["peak_records"] == per_second.max()
+    assert report.peak.peak_records == per_second.max()
 
 
 def test_flink_subtask_loads_equal_a_real_naive_runs_records_in(records, report):
-    flink = report["engines"]["flink"]
-    assert flink["max_parallelism"] == 128 and sum(flink["key_group_loads"]) == 20_000
-    assert flink["null_keys_refused"] == 37
+    flink = report.engines["flink"]
+    assert flink.max_parallelism == 128 and sum(flink.key_group_loads) == 20_000
+    assert flink.null_keys_refused == 37
     views = records.where("tweet_id IS NOT NULL")
-    for row in flink["subtasks"][-1:]:  # P=4 (P=2 is the same code)
-        job = JobConfig(parallelism=row["parallelism"], max_parallelism=128)
+    for row in flink.subtasks[-1:]:  # P=4 (P=2 is the same code)
+        job = JobConfig(parallelism=row.parallelism, max_parallelism=128)
         measured, _ = run_strategy(views, Naive(backend="heap"), job)
         per_subtask = sorted((s["subtask"], s["records"]) for s in measured.subtasks)
-        assert [n for _, n in per_subtask] == row["loads"]
+        assert [n for _, n in per_subtask] == list(row.loads)
 
 
 def test_spark_partitions_equal_a_real_repartition(records, report):
     from pyspark.sql import functions as F
 
-    spark_loads = report["engines"]["spark"]["loads"]
+    spark_loads = list(report.engines["spark"].loads)
     real = (
         records.repartition(5, "tweet_id")
         .groupBy(F.spark_partition_id().alias("p"))
@@ -188,13 +188,13 @@ def test_kafka_partitions_equal_murmur2_over_each_record(records, report):
     expected = np.bincount(
         [(murmur2(k.encode()) & 0x7FFFFFFF) % 5 for k in keys], minlength=5
     ).tolist()
-    assert report["engines"]["kafka"]["loads"] == expected
+    assert list(report.engines["kafka"].loads) == expected
 
 
 def test_the_text_and_the_page_say_what_the_report_holds(report, tmp_path):
     text = doctor_text(report)
     assert "20,037 records, key 'tweet_id'" in text and "37 with a null key" in text
-    assert f"skew score {report['engines']['spark']['skew_score']:.0f} %" in text
+    assert f"skew score {report.engines['spark'].skew_score:.0f} %" in text
     page = write_html(report, tmp_path / "doctor.html").read_text()
     assert "plotly" in page and "tweet_id" in page
     write_html(report, tmp_path / "doctor.html")  # its own page: replaced
@@ -339,12 +339,11 @@ def test_a_csv_null_marker_makes_null_keys_not_a_hot_key(tmp_path, capsys):
 
 def test_the_sketch_at_the_source_finds_every_key_the_exact_counts_call_hot(records):
     report = diagnose(records, "tweet_id", parallelism=(2,), remedies=False, sketch_threshold=0.01)
-    sketch = report["hot_keys"]["sketch"]
-    exact = [r for r in report["hot_keys"]["top"] if r["share"] > 0.01]
+    sketch = report.hot_keys.sketch
+    exact = [r for r in report.hot_keys.top if r.share > 0.01]
     assert sketch["finds_every_exact_hot_key"] and sketch["exact_hot_keys"] >= len(exact) > 0
     for hot in sketch["hot"]:  # the true count of every key it names lies inside its bounds
-        true = next((r["records"] for r in report["hot_keys"]["top"] if r["key"] == hot["key"]),
-                    None)  # fmt: skip
+        true = next((r.records for r in report.hot_keys.top if r.key == hot["key"]), None)
         if true is not None:
             assert hot["lower"] <= true <= hot["upper"]
     assert "at the source (a frequent-items sketch" in doctor_text(report)

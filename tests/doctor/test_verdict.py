@@ -21,6 +21,7 @@ from skewlab.doctor.planning import (
     max_parallelism_choices,
 )
 from skewlab.doctor.redaction import redact, redact_key
+from skewlab.doctor.schema import SCHEMA_VERSION, Diagnosis
 from skewlab.doctor.verdict import WIDTH, gain_spread
 from skewlab.doctor.viz import doctor_text, reference_check, write_html
 from skewlab.errors import SkewlabInputError
@@ -107,18 +108,18 @@ def test_the_text_opens_on_the_verdict_and_keeps_to_100_columns(report):
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= WIDTH
     verdict = lines[: lines.index("details:")]
-    distinct = report["input"]["distinct_keys"]
+    distinct = report.input.distinct_keys
     assert verdict[0] == f"verdict: 20,000 records, key 'tweet_id', {distinct:,} distinct keys"
-    top = report["hot_keys"]["top"][0]
-    assert verdict[1].startswith(f"  hottest keys: {top['key']!r} {100 * top['share']:.3g}%")
+    top = report.hot_keys.top[0]
+    assert verdict[1].startswith(f"  hottest keys: {top.key!r} {100 * top.share:.3g}%")
     said = " ".join(" ".join(verdict).split())  # the lines wrapped back into one
-    six = next(s for s in report["engines"]["flink"]["subtasks"] if s["parallelism"] == 6)
-    assert f"Flink P=6: busiest subtask {six['max_over_mean']:.2f}x the mean" in said
-    assert f"more than {report['hot_keys']['max_speedup']:.2f}x faster" in said
+    six = report.engines["flink"].at(6)
+    assert f"Flink P=6: busiest subtask {six.max_over_mean:.2f}x the mean" in said
+    assert f"more than {report.hot_keys.max_speedup:.2f}x faster" in said
     # P=6 over 128 key groups: 2 subtasks with 22, 4 with 21 (FLINK-21695)
     assert "P=6 gives 2 of its subtasks 22 key groups and the rest 21" in said
     # the remedy's gain carries the spread the shipped check measured, computed here again
-    rec = report["remedies"]["recommendation"]
+    rec = report.remedies["recommendation"]
     lows, highs = [], []
     for w in load_reference("remedy_check")["summary"]["workloads"]:
         ends = {
@@ -144,16 +145,38 @@ def test_without_a_check_the_gain_says_it_has_no_interval(report):
 
 def test_redacted_keys_leave_no_key_in_any_output(report, tmp_path):
     hidden = redact(report)
-    keys = [r["key"] for r in report["hot_keys"]["top"]]
+    keys = [r.key for r in report.hot_keys.top]
     outputs = {
         "text": doctor_text(hidden, check=None),
-        "json": json.dumps(hidden, default=str),
+        "json": json.dumps(hidden.to_json(), default=str),
         "html": write_html(hidden, tmp_path / "doctor.html").read_text(),
     }
     for name, out in outputs.items():
         leaked = [k for k in keys if re.search(rf"\b{re.escape(str(k))}\b", out)]
         assert not leaked, f"{name} shows {leaked}"
         assert redact_key(keys[0]) in out
-    assert [r["records"] for r in hidden["hot_keys"]["top"]] == [
-        r["records"] for r in report["hot_keys"]["top"]
-    ]
+    assert [r.records for r in hidden.hot_keys.top] == [r.records for r in report.hot_keys.top]
+    assert hidden.input.keys_redacted and not report.input.keys_redacted
+
+
+def test_a_saved_diagnosis_loads_as_it_was_and_a_newer_schema_is_refused(report, tmp_path):
+    saved = tmp_path / "diagnosis.json"
+    saved.write_text(json.dumps(report.to_json(), default=str))
+    data = json.loads(saved.read_text())
+    assert data["schema_version"] == SCHEMA_VERSION
+    loaded = Diagnosis.from_json(data)
+    assert loaded == report  # every section, typed, back as it was
+    assert doctor_text(loaded, check=None) == doctor_text(report, check=None)
+    with pytest.raises(SkewlabInputError, match="schema version 2: this skewlab reads version 1"):
+        Diagnosis.from_json({**data, "schema_version": 2})
+
+
+def test_the_cli_json_is_the_typed_diagnosis_written_out(spark, tmp_path, capsys):
+    views = generate_views(spark, ViewSpec(2_000, 200, 50, distribution="zipf", skew=1.1, seed=3))
+    path = tmp_path / "views.parquet"
+    views.write.parquet(str(path))
+    args = ["doctor", str(path), "--key", "tweet_id", "--parallelism", "3", "--no-remedies"]
+    assert main([*args, "--json"]) == 0
+    loaded = Diagnosis.from_json(json.loads(capsys.readouterr().out))
+    assert loaded.input.path == str(path) and loaded.parallelism.asked == (3,)
+    assert sum(loaded.engines["flink"].at(3).loads) == 2_000

@@ -172,3 +172,21 @@ def test_the_browser_tests_drive_every_notebook_with_controls():
         nb = json.loads((paths.notebooks_dir() / name).read_text())
         code = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
         assert "_explorer(" not in code, f"{name} has controls that no browser test drives"
+
+
+@pytest.mark.parametrize(("package", "attribute"), [("skewlab.experiments", "experiment_module"),
+                                                    ("skewlab.viz", "viz_module")])  # fmt: skip
+def test_the_packages_list_every_chapter_module_the_registry_places_in_them(package, attribute):
+    """``skewlab.experiments`` and ``skewlab.viz`` list (``__all__``, their docstring's table)
+    every chapter's and benchmark's module that the registry places in them, and no module of
+    another package (the skew doctor's live in ``skewlab.doctor``)."""
+    module = importlib.import_module(package)
+    placed = {getattr(c, attribute) for c in CHAPTERS} | {
+        b.module if attribute == "experiment_module" else b.viz_module for b in BENCHMARKS.values()
+    }
+    mine = {m.rsplit(".", 1)[1] for m in placed if m and m.rsplit(".", 1)[0] == package}
+    assert mine <= set(module.__all__), f"{package}.__all__ misses {mine - set(module.__all__)}"
+    table = set(re.findall(r"^``([a-z_]+)``", module.__doc__, flags=re.MULTILINE))
+    assert mine <= table, f"{package}'s table misses {mine - table}"
+    elsewhere = {m.rsplit(".", 1)[1] for m in placed if m and m.rsplit(".", 1)[0] != package}
+    assert not (elsewhere - mine) & set(module.__all__)
