@@ -43,7 +43,11 @@ from skewlab.doctor.options import DEFAULT_PARALLELISM, ZIPF_FIT_RANKS, DoctorOp
 from skewlab.doctor.remedies import BASELINE, naive_subtask_rate, predict_remedies
 from skewlab.doctor.remedy_costs import load_cost_profile
 from skewlab.doctor.schema import Diagnosis
-from skewlab.doctor.subtask_replay import replay_subtasks, salted_stage_one_loads
+from skewlab.doctor.subtask_replay import (
+    DEFAULT_BUFFER_MAX_COUNT,
+    replay_subtasks,
+    salted_stage_one_loads,
+)
 from skewlab.engine import skew
 from skewlab.engine.heavy_hitters import (
     DEFAULT_LG_MAX_MAP_SIZE,
@@ -52,10 +56,10 @@ from skewlab.engine.heavy_hitters import (
 )
 from skewlab.engine.partitioners import (
     check_key_type,
-    flink_key_groups,
     kafka_partitions,
     spark_partition_expression,
 )
+from skewlab.engine.routing import KEY_GROUP, with_key_groups
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import size_settings
 from skewlab.inputs.views import (
@@ -355,12 +359,8 @@ def diagnose(
         for engine in engines:
             bar.set_postfix_str(engine)
             if engine == "flink":
-                groups = _keyed_udf(
-                    present,
-                    key,
-                    partial(flink_key_groups, spark_type=spark_type, max_parallelism=max_p),
-                )
-                kg = _loads(present, groups, max_p)
+                routed = with_key_groups(present, key, max_p, 1)  # as a job routes them
+                kg = _loads(routed, F.col(KEY_GROUP), max_p)
                 engines_out["flink"] = _flink(kg, options.parallelism, max_p, nulls)
             elif engine == "spark":
                 expr = F.expr(spark_partition_expression(key, n))
@@ -384,10 +384,11 @@ def diagnose(
         ps = sweep_parallelisms(max_p, options.parallelism)
         sweep = skew.parallelism_sweep(kg, ps, hot_records)
     sizes = entries or ((profile["cache_entries"],) if profile else ())
+    max_count = profile["buffer"]["max_count"] if profile else DEFAULT_BUFFER_MAX_COUNT
     replays = {
         n: replay_subtasks(
             df, key, parallelism=largest, max_parallelism=max_p, time=time, cache_entries=n,
-            buffer_max_count=profile["buffer"]["max_count"] if profile else 1000,
+            buffer_max_count=max_count,
         )
         for n in sizes
     }  # fmt: skip

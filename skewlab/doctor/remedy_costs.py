@@ -89,8 +89,8 @@ DENSITY_PRICED = ("naive_heap", "naive_rocksdb", "cached", "salted", "sorted")
 HEADLINES: dict[str, float | None] = {}
 #: The sizes of a profile measured here, in the order the doctor prefers them.
 SIZES_PREFERRED = ("full", "quick", "tiny")
-#: The buffer's trigger interval in the profile's runs (skewlab's ``buffered`` default).
-TRIGGER_INTERVAL_MS = 100.0
+#: The buffer's trigger interval in the profile's runs: the ``buffered`` strategy's own default.
+TRIGGER_INTERVAL_MS = Buffered().trigger_interval_ms
 
 
 class NoCostPerRecord(RuntimeError):

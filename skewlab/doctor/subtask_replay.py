@@ -45,6 +45,7 @@ from skewlab.state.key_groups import (
     check_parallelism,
     compute_default_max_parallelism,
 )
+from skewlab.strategies import Buffered
 from skewlab.validation import check_whole
 
 __all__ = [
@@ -59,8 +60,8 @@ __all__ = [
 
 #: Density buckets per doubling of a key's record count.
 BUCKETS_PER_OCTAVE = 4
-#: The buffer's ``max_count`` (skewlab's ``buffered`` default, the seed's ``maxCount``).
-DEFAULT_BUFFER_MAX_COUNT = 1000
+#: The buffer's ``max_count``: the ``buffered`` strategy's own default (the seed's ``maxCount``).
+DEFAULT_BUFFER_MAX_COUNT = Buffered().max_count
 #: LRU entries per subtask when none are asked (FLIP-325's middle case).
 DEFAULT_CACHE_ENTRIES = 500
 #: The column that keeps the records' own order (the file's) through the shuffle.
@@ -236,8 +237,7 @@ def salted_stage_one_loads(
     """  # noqa: E501
     from pyspark.sql import functions as F
 
-    from skewlab.engine.partitioners import flink_key_groups
-    from skewlab.state.key_groups import compute_operator_index_for_key_group
+    from skewlab.engine.routing import OPERATOR, with_key_groups
 
     n = check_whole("salt buckets", salt_buckets, 1)
     parallelism = check_whole("parallelism", parallelism, 1)
@@ -252,11 +252,8 @@ def salted_stage_one_loads(
         (F.col("count") / n).alias("_n"),
     )
 
-    def groups(keys: pd.Series) -> pd.Series:
-        return pd.Series(flink_key_groups(keys.tolist(), "string", max_p).astype(np.int32))
-
-    kg = salted.select(F.pandas_udf(groups, "int")(F.col("_k")).alias("_kg"), "_n")
+    routed = with_key_groups(salted, "_k", max_p, parallelism)  # Flink's key groups, as a job
     loads = [0.0] * parallelism
-    for row in kg.groupBy("_kg").agg(F.sum("_n").alias("n")).collect():
-        loads[compute_operator_index_for_key_group(max_p, parallelism, row["_kg"])] += row["n"]
+    for row in routed.groupBy(OPERATOR).agg(F.sum("_n").alias("n")).collect():
+        loads[row[OPERATOR]] += row["n"]
     return loads
