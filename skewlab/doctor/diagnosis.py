@@ -71,7 +71,6 @@ from skewlab.inputs.views import (
 )
 from skewlab.iomodel.profiles import load_disk_profile
 from skewlab.state.key_groups import check_parallelism, compute_default_max_parallelism
-from skewlab.validation import check_whole
 
 __all__ = [
     "CHAPTER",
@@ -565,8 +564,7 @@ def simulate_cache(
         >>> simulate_cache(views, "tweet_id", 500, parallelism=4)["hit_ratio"]  # doctest: +SKIP
         0.71
     """
-    check_whole("cache entries", cache_entries, 1)
-    options = DoctorOptions(
+    options = DoctorOptions(  # checks the cache size and the parallelism
         time=time, engines=("flink",), parallelism=(parallelism,),
         max_parallelism=max_parallelism, cache_entries=(cache_entries,), remedies=False,
     )  # fmt: skip

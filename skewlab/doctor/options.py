@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from skewlab.engine.partitioners import ENGINES
@@ -110,13 +111,13 @@ class DoctorOptions:
         flag="--no-remedies",
         action="store_false",
     )
-    costs: str | None = _option(
+    costs: str | Path | dict[str, Any] | None = _option(
         None,
         "a 'skewlab bench remedy_costs' result file to price the remedies with (default: the "
         "newest on this machine, else the shipped reference)",
         metavar="FILE",
     )
-    disk_profile: str | None = _option(
+    disk_profile: str | Path | None = _option(
         None,
         "model the state accesses that reach a disk on this profile: ebs-article (seed 000's "
         "EBS), local (skewlab probe-disk), or an fio JSON file (default: none, state on this "
@@ -203,13 +204,6 @@ class DoctorOptions:
         """The options a parsed ``skewlab doctor`` command line gives (see
         :func:`add_arguments`)."""
         return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls)})
-
-    def to_json(self) -> dict[str, Any]:
-        """The options as a JSON-ready dict (tuples as lists)."""
-        return {
-            f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
-            for f in dataclasses.fields(self)
-        }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -91,7 +91,7 @@ class HotKeys:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> HotKeys:
         top = tuple(HotKey(**row) for row in data["top"])
-        return cls(**{**data, "top": top, "sketch": _plain(data.get("sketch"))})
+        return cls(**{**data, "top": top, "sketch": _as_lists(data.get("sketch"))})
 
 
 @dataclass(frozen=True)
@@ -192,8 +192,8 @@ class ParallelismPlan:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ParallelismPlan:
         return cls(**{
-            **data, "asked": _tuple(data["asked"]), "sweep": _plain(data.get("sweep")),
-            "target": _plain(data.get("target")),
+            **data, "asked": _tuple(data["asked"]), "sweep": _as_lists(data.get("sweep")),
+            "target": _as_lists(data.get("target")),
         })  # fmt: skip
 
     @property
@@ -218,7 +218,7 @@ class Diagnosis:
 
     def to_json(self) -> dict[str, Any]:
         """The diagnosis as JSON-ready data (tuples as lists), with its schema version."""
-        return {"schema_version": SCHEMA_VERSION, **_plain(dataclasses.asdict(self))}
+        return {"schema_version": SCHEMA_VERSION, **_as_lists(dataclasses.asdict(self))}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Diagnosis:
@@ -242,8 +242,8 @@ class Diagnosis:
             parallelism=ParallelismPlan.from_json(data["parallelism"]),
             zipf=ZipfFit(**data["zipf"]) if data.get("zipf") else None,
             peak=Peak(**data["peak"]) if data.get("peak") else None,
-            cache=_plain(list(data.get("cache") or [])),
-            remedies=_plain(data.get("remedies")),
+            cache=_as_lists(list(data.get("cache") or [])),
+            remedies=_as_lists(data.get("remedies")),
             remedies_unpriced=data.get("remedies_unpriced"),
         )
 
@@ -252,11 +252,12 @@ class Diagnosis:
         return dataclasses.replace(self, **changes)
 
 
-def _plain(value: Any) -> Any:
+def _as_lists(value: Any) -> Any:
+    """``value`` with every tuple a list, nested (JSON's form)."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: _as_lists(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [_as_lists(v) for v in value]
     return value
 
 

@@ -32,6 +32,7 @@ from skewlab.doctor.planning import key_groups_per_subtask, max_parallelism_choi
 from skewlab.doctor.remedies import BASELINE
 from skewlab.doctor.schema import Diagnosis, FlinkLoads, PartitionLoads
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
+from skewlab.viz.text import percent
 
 __all__ = ["ENGINE_NAMES", "WIDTH", "gain_spread", "verdict_lines", "wrap"]
 
@@ -54,10 +55,6 @@ def wrap(line: str, indent: str = "", width: int = WIDTH) -> list[str]:
         line, width=width, initial_indent=indent, subsequent_indent=indent + "  ",
         break_on_hyphens=False,
     )  # fmt: skip
-
-
-def _percent(share: float) -> str:
-    return f"{100 * share:.3g}%"
 
 
 def gain_spread(remedy: str, check: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -108,11 +105,11 @@ def _engine_line(name: str, engine: FlinkLoads | PartitionLoads, parallelism: in
         sub = engine.at(parallelism)
         return (
             f"{label} P={sub.parallelism}: busiest subtask {sub.max_over_mean:.2f}x the mean "
-            f"({_percent(sub.busiest_share)} of the records), skew score {sub.skew_score:.0f} %"
+            f"({percent(sub.busiest_share)} of the records), skew score {sub.skew_score:.0f} %"
         )
     return (
         f"{label}, {engine.partitions} partitions: busiest partition "
-        f"{engine.max_over_mean:.2f}x the mean ({_percent(engine.busiest_share)}), skew "
+        f"{engine.max_over_mean:.2f}x the mean ({percent(engine.busiest_share)}), skew "
         f"score {engine.skew_score:.0f} %"
     )
 
@@ -153,7 +150,7 @@ def _parallelism_line(report: Diagnosis) -> str | None:
     for p, groups in uneven.items():
         parts.append(
             f"P={p} gives {groups['subtasks_with_most']} of its subtasks {groups['most']} key "
-            f"groups and the rest {groups['fewest']} (one more: {_percent(1 / groups['fewest'])} "
+            f"groups and the rest {groups['fewest']} (one more: {percent(1 / groups['fewest'])} "
             "more records where keys spread evenly)"
         )
     low, high = min(asked), min(2 * max(asked), UPPER_BOUND_MAX_PARALLELISM)
@@ -175,7 +172,7 @@ def verdict_lines(report: Diagnosis, check: dict[str, Any] | None) -> list[str]:
     (a ``remedy_check`` summary with ``shown``; ``None``: no interval)."""
     i, hot = report.input, report.hot_keys
     lines = [f"verdict: {i.records:,} records, key {i.key!r}, {i.distinct_keys:,} distinct keys"]
-    top = ", ".join(f"{r.key!r} {_percent(r.share)}" for r in hot.top[:3])
+    top = ", ".join(f"{r.key!r} {percent(r.share)}" for r in hot.top[:3])
     body = [f"hottest keys: {top or 'none (every key is null)'}"]
     for name, engine in report.engines.items():
         body.append(_engine_line(name, engine, report.parallelism.largest))
@@ -183,7 +180,7 @@ def verdict_lines(report: Diagnosis, check: dict[str, Any] | None) -> list[str]:
         body.append(
             f"ceiling: no parallelism runs a keyed aggregation more than "
             f"{hot.max_speedup:.2f}x faster than one subtask (the hottest key's "
-            f"{_percent(hot.hottest_share)} stays on one subtask)"
+            f"{percent(hot.hottest_share)} stays on one subtask)"
         )
     body += [line for line in (_remedy_line(report, check), _parallelism_line(report)) if line]
     for line in body:

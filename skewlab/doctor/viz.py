@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import html
 from pathlib import Path
 from typing import Any
@@ -84,9 +85,11 @@ def _engine_lines(report: Diagnosis) -> list[str]:
     return lines
 
 
+@functools.cache
 def reference_check() -> dict[str, Any] | None:
     """The shipped reference's check of the doctor against real runs (its summary, with
-    ``shown`` naming whose it is), or ``None`` where none is shipped."""
+    ``shown`` naming whose it is), or ``None`` where none is shipped; read once (package data),
+    not on every redraw. Callers only read it."""
     reference = load_reference(REMEDY_CHECK)
     if reference is None:
         return None

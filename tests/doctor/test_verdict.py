@@ -31,6 +31,7 @@ from skewlab.state.key_groups import (
     compute_default_max_parallelism,
     compute_operator_index_for_key_group,
 )
+from skewlab.viz.text import percent
 
 
 def test_every_option_is_one_flag_with_the_records_default_and_help():
@@ -111,7 +112,7 @@ def test_the_text_opens_on_the_verdict_and_keeps_to_100_columns(report):
     distinct = report.input.distinct_keys
     assert verdict[0] == f"verdict: 20,000 records, key 'tweet_id', {distinct:,} distinct keys"
     top = report.hot_keys.top[0]
-    assert verdict[1].startswith(f"  hottest keys: {top.key!r} {100 * top.share:.3g}%")
+    assert verdict[1].startswith(f"  hottest keys: {top.key!r} {percent(top.share)}")
     said = " ".join(" ".join(verdict).split())  # the lines wrapped back into one
     six = report.engines["flink"].at(6)
     assert f"Flink P=6: busiest subtask {six.max_over_mean:.2f}x the mean" in said
