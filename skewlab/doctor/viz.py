@@ -1,10 +1,11 @@
 """The skew doctor's report: text for a terminal, figures for a notebook, one HTML page.
 
-Every function takes the dict :func:`skewlab.doctor.diagnosis.diagnose` returns; every
-sentence is computed from it, and every title says whose figures it shows: counted or routed on
-the records given (no job runs), predicted from a cost profile (whose it names), or -- for the
-doctor's check against real runs -- this run's or the reference's
-(:mod:`skewlab.doctor.remedy_check`), each figure measured there with its interval.
+Every function takes the :class:`~skewlab.doctor.schema.Diagnosis` that
+:func:`skewlab.doctor.diagnosis.diagnose` returns; every sentence is computed from it, and every
+title says whose figures it shows: counted or routed on the records given (no job runs),
+predicted from a cost profile (whose it names), or -- for the doctor's check against real runs
+-- this run's or the reference's (:mod:`skewlab.doctor.remedy_check`), each figure measured
+there with its interval.
 
 Example::
 
