@@ -16,6 +16,8 @@ nothing below it imports it.
                     schema version, read back by ``Diagnosis.from_json``
 ``subtask_replay``  each subtask's records and state accesses under a remedy, replayed on
                     the records' counts (no job runs)
+``catalog``         the remedies weighed, one :class:`~skewlab.doctor.catalog.Remedy` record
+                    each (strategy, pricing, state accesses, memory, costs, when it applies)
 ``remedies``        :func:`predict_remedies`: each remedy's job throughput predicted from a
                     replay and a cost profile
 ``remedy_costs``    ``skewlab bench remedy_costs``: the cost profile, each remedy's job time
@@ -41,6 +43,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from skewlab.doctor.catalog import CATALOG, Remedy
 from skewlab.doctor.diagnosis import (
     DEFAULT_PARALLELISM,
     FORMATS,
@@ -54,10 +57,12 @@ from skewlab.doctor.remedies import predict_remedies
 from skewlab.doctor.schema import Diagnosis
 
 __all__ = [
+    "CATALOG",
     "DEFAULT_PARALLELISM",
     "FORMATS",
     "Diagnosis",
     "DoctorOptions",
+    "Remedy",
     "diagnose",
     "predict_remedies",
     "read_records",

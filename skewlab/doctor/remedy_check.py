@@ -1,7 +1,7 @@
 """Is the skew doctor right? Its predictions on skewlab's own views, where the truth can be
 measured, beside the measurement.
 
-Three workloads (the issue's): 100,000 views over 20,000 tweets uniform, over 20,000 tweets Zipf
+Three workloads: 100,000 views over 20,000 tweets uniform, over 20,000 tweets Zipf
 1.1, and over 20 tweets -- seed 1, while the cost profile is priced on seed 7's views
 (:mod:`skewlab.doctor.remedy_costs`), so no prediction is checked against the runs it was
 priced from. For each workload the doctor replays the views
@@ -43,8 +43,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from skewlab.doctor.catalog import strategies
 from skewlab.doctor.remedies import predict_remedies
-from skewlab.doctor.remedy_costs import load_cost_profile, remedies
+from skewlab.doctor.remedy_costs import load_cost_profile
 from skewlab.doctor.subtask_replay import replay_subtasks, salted_stage_one_loads
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
@@ -119,7 +120,7 @@ def run_experiment(
     profile = load_cost_profile(costs)
     p = check_whole("parallelism", parallelism or profile["parallelism"], 1)
     job = JobConfig(parallelism=p)
-    compared = remedies(p, profile["cache_entries"])
+    compared = strategies(p, profile["cache_entries"])
     specs = workloads(settings["n_views"], settings["n_users"], settings["n_tweets"])
 
     spark = spark or get_spark()

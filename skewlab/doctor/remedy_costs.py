@@ -48,6 +48,12 @@ from typing import Any
 
 import numpy as np
 
+from skewlab.doctor.catalog import (
+    CATALOG,
+    TRIGGER_INTERVAL_MS,
+    Remedy,
+    strategies,
+)
 from skewlab.doctor.subtask_replay import (
     DEFAULT_BUFFER_MAX_COUNT,
     DEFAULT_CACHE_ENTRIES,
@@ -62,60 +68,30 @@ from skewlab.experiments.intervals import median_estimate
 from skewlab.experiments.results import BenchResult, latest_result
 from skewlab.experiments.rounds import SlopeInput, measure_rounds, slope_fields, warm_up
 from skewlab.inputs.views import ViewSpec
-from skewlab.strategies import Buffered, Cached, Naive, Salted, Sorted
 from skewlab.validation import check_whole
 
 __all__ = [
     "EXPERIMENT",
     "HEADLINES",
     "MEASURE",
-    "REMEDIES",
     "NoCostPerRecord",
     "cost_profile",
     "load_cost_profile",
-    "remedies",
     "run_experiment",
 ]
 
 EXPERIMENT = "remedy_costs"
 #: What the profile's job times are: the per-record cost by slope times the larger run's records.
 MEASURE = "job_seconds_by_slope"
-#: The remedies priced, in display order.
-REMEDIES = ("naive_heap", "naive_rocksdb", "buffered", "cached", "salted", "sorted")
-#: The remedies whose cost per record is priced by the density of the record's key (the
-#: buffer's by how many records a flush folds per key; the cache's as the heap's plus misses).
-DENSITY_PRICED = ("naive_heap", "naive_rocksdb", "cached", "salted", "sorted")
 #: A cost profile has no headline ratio (it is what the doctor's predictions are made of).
 HEADLINES: dict[str, float | None] = {}
 #: The sizes of a profile measured here, in the order the doctor prefers them.
 SIZES_PREFERRED = ("full", "quick", "tiny")
-#: The buffer's trigger interval in the profile's runs: the ``buffered`` strategy's own default.
-TRIGGER_INTERVAL_MS = Buffered().trigger_interval_ms
 
 
 class NoCostPerRecord(RuntimeError):
     """A remedy's job took no longer over all the views than over a quarter of them: the two
     sizes' times within their noise, so the runs give it no cost per record to price with."""
-
-
-def remedies(parallelism: int, cache_entries: int = DEFAULT_CACHE_ENTRIES) -> dict[str, Any]:
-    """The strategies the profile measures, by remedy name: salting with one salt per subtask.
-
-    Example::
-
-        >>> remedies(2)["salted"].parameters()
-        {'backend': 'rocksdb', 'salt_buckets': 2}
-    """
-    return {
-        "naive_heap": Naive(backend="heap"),
-        "naive_rocksdb": Naive(backend="rocksdb"),
-        "buffered": Buffered(
-            trigger_interval_ms=TRIGGER_INTERVAL_MS, max_count=DEFAULT_BUFFER_MAX_COUNT
-        ),
-        "cached": Cached(cache_entries=cache_entries),
-        "salted": Salted(salt_buckets=parallelism),
-        "sorted": Sorted(),
-    }
 
 
 def run_experiment(
@@ -128,8 +104,10 @@ def run_experiment(
     seed: int = 7,
     progress: bool = True,
     spark=None,
+    catalog: tuple[Remedy, ...] = CATALOG,
 ) -> BenchResult:
-    """Measure every remedy's costs; see the module doc. Writes nothing (the CLI does).
+    """Measure every remedy's costs (each of ``catalog``'s); see the module doc. Writes nothing
+    (the CLI does).
 
     ``seed`` 7: the doctor's validation (:mod:`skewlab.doctor.remedy_check`) uses other
     views (seed 1), so no prediction is checked against the runs it was priced from.
@@ -147,7 +125,7 @@ def run_experiment(
         "parallelism", settings["parallelism"] if parallelism is None else parallelism, 1
     )
     job = JobConfig(parallelism=p)
-    compared = remedies(p)
+    compared = strategies(p, DEFAULT_CACHE_ENTRIES, catalog)
     specs = [ViewSpec(n_views, n_users, k, seed=seed) for k in cards]
 
     spark = spark or get_spark()
@@ -171,7 +149,7 @@ def run_experiment(
             ):
                 rows.append(_row(run, spec))
     bar.close()
-    summary = summarize(rows, densities)
+    summary = summarize(rows, densities, catalog)
     summary.update(parallelism=p, n_views=n_views, seed=seed)
     return BenchResult(EXPERIMENT, size, rows, summary)
 
@@ -226,14 +204,16 @@ def _median(rows, remedy: str, card: int, field: str) -> float:
     return value
 
 
-def summarize(rows, densities: dict[str, dict] | None = None) -> dict[str, Any]:
+def summarize(
+    rows, densities: dict[str, dict] | None = None, catalog: tuple[Remedy, ...] = CATALOG
+) -> dict[str, Any]:
     """The cost profile (see the module doc; ``None``, with ``cost_profile_error`` saying why,
     where a remedy's runs gave no cost per record: :class:`NoCostPerRecord`); per remedy and
     cardinality the median ``job_seconds_by_slope``
     (``summary["intervals"]["job_seconds_by_slope_<remedy>_<keys>"]``: its bootstrap interval
     over the rounds); ``runs``; ``all_digests_match``."""
     cards = sorted({r["cardinality"] for r in rows})
-    present = [name for name in REMEDIES if any(r["remedy"] == name for r in rows)]
+    present = [r.name for r in catalog if any(row["remedy"] == r.name for row in rows)]
     intervals: dict[str, Any] = {}
     by_slope: dict[str, dict[str, float | None]] = {}
     for name in present:
@@ -246,7 +226,7 @@ def summarize(rows, densities: dict[str, dict] | None = None) -> dict[str, Any]:
             if est is not None:
                 intervals[f"{MEASURE}_{name}_{k}"] = est.to_json()
     try:
-        profile, error = cost_profile(rows, densities), None
+        profile, error = cost_profile(rows, densities, catalog), None
     except NoCostPerRecord as failed:
         profile, error = None, str(failed)
     return {
@@ -284,7 +264,9 @@ def _solve_per_record(records_per_key, seconds, histograms) -> list[float] | Non
     return costs.tolist() if (costs > 0).all() else None
 
 
-def cost_profile(rows, densities: dict[str, dict] | None = None) -> dict[str, Any]:
+def cost_profile(
+    rows, densities: dict[str, dict] | None = None, catalog: tuple[Remedy, ...] = CATALOG
+) -> dict[str, Any]:
     """Per-record costs from the runs (see the module doc), medians over the rounds of each
     run's ``job_seconds_by_slope`` (the job's time without its fixed part). ``densities``:
     per cardinality, the busiest subtask's records by density bucket (from
@@ -295,6 +277,7 @@ def cost_profile(rows, densities: dict[str, dict] | None = None) -> dict[str, An
 
     Example::
 
+        >>> from skewlab.doctor.catalog import REMEDIES
         >>> rows = [dict(remedy=r, cardinality=2, records_per_key=50.0, job_seconds_by_slope=1.0,
         ...              busiest_records=60, busiest_state_reads=30, stage_one_busiest_records=50,
         ...              latency_p99_ms=0.01, parallelism=2) for r in REMEDIES]
@@ -302,7 +285,7 @@ def cost_profile(rows, densities: dict[str, dict] | None = None) -> dict[str, An
         [16666.666666666668]
     """
     cards = sorted({r["cardinality"] for r in rows}, reverse=True)  # densities ascending
-    density = [_median(rows, REMEDIES[0], k, "records_per_key") for k in cards]
+    density = [_median(rows, catalog[0].name, k, "records_per_key") for k in cards]
 
     def med(remedy: str, k: int, field: str) -> float:
         return _median(rows, remedy, k, field)
@@ -317,7 +300,7 @@ def cost_profile(rows, densities: dict[str, dict] | None = None) -> dict[str, An
             t / med(remedy, k, "busiest_records") * 1e6 for t, k in zip(seconds, cards, strict=True)
         ]
 
-    per_record_us = {name: per_record(name) for name in DENSITY_PRICED}
+    per_record_us = {r.name: per_record(r.name) for r in catalog if r.density_priced}
     # the cache's misses over the heap: extra time per miss, through the origin
     extra = np.array([med("cached", k, MEASURE) - med("naive_heap", k, MEASURE) for k in cards])
     misses = np.array([med("cached", k, "busiest_state_reads") for k in cards], dtype=float)
@@ -350,7 +333,7 @@ def cost_profile(rows, densities: dict[str, dict] | None = None) -> dict[str, An
         "cache_entries": DEFAULT_CACHE_ENTRIES,
         "salted_stage_one_us": stage_one,
         "latency_p99_ms": {
-            name: [med(name, k, "latency_p99_ms") for k in cards] for name in REMEDIES
+            r.name: [med(r.name, k, "latency_p99_ms") for k in cards] for r in catalog
         },
         "aggregate": "seed 000's view count (an HLL pair per tweet, precision 10)",
     }

@@ -25,11 +25,12 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from skewlab.doctor.catalog import DENSITY_PRICED
 from skewlab.doctor.diagnosis import diagnose, read_records
 from skewlab.doctor.remedies import BASELINE
 from skewlab.doctor.remedy_check import EXPERIMENT as REMEDY_CHECK
 from skewlab.doctor.remedy_check import TOLERANCE, measured_interval, within_tolerance
-from skewlab.doctor.remedy_costs import DENSITY_PRICED, MEASURE
+from skewlab.doctor.remedy_costs import MEASURE
 from skewlab.doctor.schema import Diagnosis, FlinkLoads
 from skewlab.doctor.verdict import ENGINE_NAMES, WIDTH, verdict_lines, wrap
 from skewlab.engine.partitioners import ENGINES
@@ -679,6 +680,11 @@ def _verdict_word(ratio) -> str:
     return "the runs cannot tell"
 
 
+def _workload_label(workload: dict[str, Any]) -> str:
+    """A workload's name, with "held out" where the model was not tuned on its records."""
+    return workload["workload"] + (" (held out)" if workload.get("held_out") else "")
+
+
 def remedy_check_table(summary: dict[str, Any] | None):
     """Predicted beside measured job throughput, per workload and remedy: the measured median
     over the rounds with its bootstrap interval, predicted / measured with the interval that
@@ -700,7 +706,7 @@ def remedy_check_table(summary: dict[str, Any] | None):
             measured = _measured(r, runs)
             if measured is None:
                 rows.append({
-                    "workload": w["workload"], "remedy": r["remedy"],
+                    "workload": _workload_label(w), "remedy": r["remedy"],
                     "predicted rec/s": round(r["predicted_records_per_second"]),
                     "measured rec/s [interval]": "-", "predicted / measured": "-",
                     f"within {TOLERANCE:.0%}": "not measured",
@@ -712,7 +718,7 @@ def remedy_check_table(summary: dict[str, Any] | None):
                 else over(r["predicted_records_per_second"], measured)
             )
             rows.append({
-                "workload": w["workload"],
+                "workload": _workload_label(w),
                 "remedy": r["remedy"],
                 "predicted rec/s": round(r["predicted_records_per_second"]),
                 "measured rec/s [interval]": estimate_text(measured, ",.0f", ""),
@@ -760,7 +766,8 @@ def format_remedy_check_summary(result: BenchResult) -> str:
     for w in summary["workloads"]:
         pairs = _pair_counts(w, runs)
         lines.append(
-            f"{w['workload']}: records per subtask predicted {w['records_per_subtask_predicted']}"
+            f"{_workload_label(w)}: records per subtask predicted "
+            f"{w['records_per_subtask_predicted']}"
             f", measured {w['records_per_subtask_measured']}; hit ratio predicted "
             f"{w['hit_ratio_predicted']:.3f}, measured {w['hit_ratio_measured']:.3f}; flushed "
             f"keys predicted {w['flushed_keys_predicted']:,}, measured "
@@ -784,6 +791,15 @@ def format_remedy_check_summary(result: BenchResult) -> str:
             + estimate_text(intervals["ranking_disagreements"], ".0f", "")
             + f" of {summary['ranking_pairs']} (from surely to possibly)"
         )
+    if "held_out_within_tolerance" in intervals:
+        lines.append(
+            f"held out ({', '.join(summary['held_out_workloads'])}: records the model was not "
+            "tuned on): predictions within the tolerance "
+            + estimate_text(intervals["held_out_within_tolerance"], ".0f", "")
+            + f" of {summary['held_out_predictions']}; pairs measured against the ranking: "
+            + estimate_text(intervals["held_out_ranking_disagreements"], ".0f", "")
+            + f" of {summary['held_out_ranking_pairs']}"
+        )
     lines.append(f"every digest equal: {summary['all_digests_match']}")
     return "\n".join(lines)
 
@@ -804,7 +820,7 @@ def remedy_check_shown(result) -> dict[str, Any] | None:
         result,
         REMEDY_CHECK,
         what="check of the doctor against real runs",
-        why="every remedy on three workloads: minutes, not seconds",
+        why="every remedy on four workloads: minutes, not seconds",
     )
 
 
@@ -857,7 +873,7 @@ def remedy_check_figure(summary: dict[str, Any] | None) -> go.Figure:
                 "arrayminus": [m.value - m.low if m.has_interval else 0 for m in measured],
             },
             text=[r["remedy"] for r in shown],
-            mode="markers+text", textposition="top center", name=w["workload"],
+            mode="markers+text", textposition="top center", name=_workload_label(w),
             hovertemplate="%{text}: measured %{x:,.0f}, predicted %{y:,.0f} records/s"
                           "<extra></extra>",
         ))  # fmt: skip
@@ -916,11 +932,26 @@ def describe_remedy_check(summary: dict[str, Any] | None) -> str:
         )
         + f" (predicted / measured from {min(ratios):.2f} to {max(ratios):.2f})."
     ]
+    held = [w for w in workloads if w.get("held_out")]
+    if held:
+        held_within = within_tolerance(held, runs)
+        held_ratios = [r["predicted_over_measured"] for w in held for r in w["remedies"]]
+        lines.append(
+            f"On records the model was not tuned on ({', '.join(w['workload'] for w in held)}; "
+            f"{held[0]['data_set']}): {held_within.value:.0f} of "
+            f"{sum(len(w['remedies']) for w in held)} within {summary['tolerance']:.0%}"
+            + (
+                f" ({held_within.low:.0f} surely, {held_within.high:.0f} possibly)"
+                if held_within.has_interval
+                else ""
+            )
+            + f", predicted / measured from {min(held_ratios):.2f} to {max(held_ratios):.2f}."
+        )
     for w in workloads:
         pairs = _pair_counts(w, runs)
         total = sum(pairs.values())
         lines.append(
-            f"{w['workload']}: the doctor recommends {w['recommended']} and ranks "
+            f"{_workload_label(w)}: the doctor recommends {w['recommended']} and ranks "
             f"{' > '.join(w['ranking_predicted'])}; the measured medians rank "
             f"{' > '.join(w['ranking_measured'])}; of its {total} pairs of remedies the runs "
             f"order {pairs['as predicted']} as predicted and {pairs['against']} against it, "

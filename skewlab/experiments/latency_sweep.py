@@ -61,7 +61,7 @@ def latency_sweep(
     *,
     source_rate: float,
     trigger_intervals: Sequence[float] = DEFAULT_INTERVALS,
-    max_count: int = 1000,
+    max_count: int = Buffered().max_count,
     buffer: str = "vectorized",
     parallelism: int | None = None,
     baseline: bool = False,

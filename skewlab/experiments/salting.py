@@ -359,8 +359,8 @@ def lifecycle_order(
     *,
     salt_buckets: int = 4,
     parallelism: int | None = 2,
-    trigger_interval_ms: float = 100.0,
-    max_count: int = 1000,
+    trigger_interval_ms: float = Buffered().trigger_interval_ms,
+    max_count: int = Buffered().max_count,
     backend: str = "rocksdb",
     spark=None,
 ) -> LifecycleResult:

@@ -13,9 +13,10 @@ import math
 import numpy as np
 import pytest
 
+from skewlab.doctor.catalog import REMEDIES
 from skewlab.doctor.remedies import BASELINE, naive_subtask_rate, predict_remedies
 from skewlab.doctor.remedy_check import _check, summarize
-from skewlab.doctor.remedy_costs import REMEDIES, cost_profile, load_cost_profile
+from skewlab.doctor.remedy_costs import cost_profile, load_cost_profile
 from skewlab.doctor.subtask_replay import (
     bucket_of,
     bucket_records_per_key,
@@ -386,3 +387,59 @@ def test_a_profile_file_without_one_is_refused(tmp_path):
     with pytest.raises(SkewlabInputError, match="no cost profile in"):
         load_cost_profile(bad)
     assert "per_record_us" in load_cost_profile()
+
+def test_a_new_remedy_is_one_record_profiled_priced_and_ranked_with_no_other_edit():
+    import dataclasses
+
+    from skewlab.doctor.catalog import CATALOG, Remedy, by_name, strategies
+    from skewlab.doctor.remedy_costs import summarize as summarize_costs
+
+    # a remedy the doctor did not know: the keyed reduce on RocksDB with half its state accesses
+    halved = Remedy(
+        name="halved_rocksdb",
+        summary="a test remedy",
+        strategy=lambda p, entries: Naive(backend="rocksdb"),
+        subtask_seconds=lambda pricing, s: pricing.by_density(s, "halved_rocksdb"),
+        state_accesses=lambda s: (s["records"] // 2, s["records"] // 2),
+        disk_pattern=None,
+        memory_bytes=lambda replay, costs: 7,
+        price=lambda replay, costs, salts: "half the accesses",
+        reason=lambda replay: "it halves the state accesses",
+    )
+    catalog = (*CATALOG, halved)
+    assert strategies(2, 40, catalog)["halved_rocksdb"] == Naive(backend="rocksdb")
+    # the cost profile measures it as it measures the others: its own per-record cost
+    rows = [
+        dict(r, run=0, digest_matches_reference=True)
+        for r in _rows({100: 0.05, 10: 0.02})
+        + [dict(r, remedy="halved_rocksdb", job_seconds_by_slope=0.001)
+           for r in _rows({100: 0.05, 10: 0.02}) if r["remedy"] == BASELINE]
+    ]  # fmt: skip
+    summary = summarize_costs(rows, None, catalog)
+    profile = summary["cost_profile"]
+    assert profile["per_record_us"]["halved_rocksdb"] == pytest.approx([2.0, 2.0])
+    assert "halved_rocksdb" in profile["latency_p99_ms"]
+    assert "halved_rocksdb" in summary["job_seconds_by_slope"]
+    # the doctor prices it, ranks it first (it is the cheapest) and says why
+    costs = _profile()
+    costs["per_record_us"]["halved_rocksdb"] = [1.0, 1.0]
+    costs["latency_p99_ms"]["halved_rocksdb"] = [0.01, 0.01]
+    disk = DiskProfile("toy", 8192, LatencyDistribution(100.0), LatencyDistribution(100.0))
+    on_disk = predict_remedies(_replay(), [600.0, 600.0], costs, catalog=catalog, disk=disk)
+    by = {r["remedy"]: r for r in on_disk["remedies"]}
+    # its own state accesses, half the records', reach the disk: 500 on the busiest subtask
+    assert by["halved_rocksdb"]["job_seconds"] == pytest.approx(1_000 * 1e-6 + 500 * 200e-6)
+    assert by["halved_rocksdb"]["disk_seconds"] == pytest.approx((500 + 100) * 200e-6)
+    priced = predict_remedies(_replay(), [600.0, 600.0], costs, catalog=catalog)
+    by = {r["remedy"]: r for r in priced["remedies"]}
+    assert by["halved_rocksdb"]["job_seconds"] == pytest.approx(1_000 * 1e-6)
+    assert by["halved_rocksdb"]["memory_bytes"] == 7
+    assert by["halved_rocksdb"]["costs"] == "half the accesses"
+    assert priced["best"] == "halved_rocksdb"
+    assert "it halves the state accesses" in priced["recommendation"]["reasons"]
+    # and the catalog the doctor ships is untouched
+    assert "halved_rocksdb" not in [r.name for r in CATALOG]
+    with pytest.raises(SkewlabInputError, match="no remedy called 'halved_rocksdb'"):
+        by_name("halved_rocksdb")
+    assert dataclasses.replace(halved, bounded_only=True).bounded_only
+

@@ -1,0 +1,326 @@
+"""The remedies the skew doctor weighs, one :class:`Remedy` record each: the strategy that is
+measured, how a subtask's time is priced from the cost profile, the state accesses that reach
+the disk, the memory it holds, what it costs the user, why it is fast, and when it applies.
+
+A subtask's time is the sum, over what it does, of the count replayed on the records
+(:mod:`skewlab.doctor.subtask_replay`) times the cost measured for it
+(:mod:`skewlab.doctor.remedy_costs`):
+
+==============  ====================================================================  ==========
+remedy          a subtask's time                                                      disk
+==============  ====================================================================  ==========
+naive_heap      its records, each at the heap's per-record cost for its key's         --
+                density
+naive_rocksdb   the same at RocksDB's                                                 R + W
+buffered        its records, each at the buffer's per-record cost for as many records     per
+                per flushed key as its flushes fold (simulated)                       flushed key
+cached          naive_heap's time + its LRU misses (simulated) x the cost of a miss   per miss
+salted          stage one: its share of the salted keys' records (each key split      R + W,
+                evenly over the salts, routed by Flink's key groups) at salting's     both
+                first-stage cost; then stage two, naive_rocksdb (the final reduce)    stages
+sorted          its records, each at sorted input's per-record cost for its density   W per key
+==============  ====================================================================  ==========
+
+A key's *density* is how many records it has in the input: skewlab's state (an HLL pair) costs
+more per record when dense, and the profile holds each cost at 5 .. 5,000 records per key
+(interpolated in log density, held at the ends).
+
+A new remedy is one record in :data:`CATALOG`: its strategy is measured by ``skewlab bench
+remedy_costs`` (priced by density, as the naive reduce is, unless its record says otherwise),
+predicted by the doctor and checked by ``skewlab bench remedy_check`` with no other edit.
+
+Example::
+
+    >>> [r.name for r in CATALOG]
+    ['naive_heap', 'naive_rocksdb', 'buffered', 'cached', 'salted', 'sorted']
+    >>> by_name("salted").strategy(4, 1000).parameters()
+    {'backend': 'rocksdb', 'salt_buckets': 4}
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from skewlab.aggregates.hll import DEFAULT_PRECISION
+from skewlab.doctor.subtask_replay import DEFAULT_BUFFER_MAX_COUNT, bucket_records_per_key
+from skewlab.errors import SkewlabInputError
+from skewlab.iomodel.model import (
+    AccessPattern,
+    buffered_pattern,
+    cached_pattern,
+    naive_pattern,
+    sorted_pattern,
+)
+from skewlab.strategies import Buffered, Cached, Naive, Salted, Sorted, StrategyParameters
+
+__all__ = [
+    "CATALOG",
+    "DENSITY_PRICED",
+    "REMEDIES",
+    "STATE_BYTES",
+    "TRIGGER_INTERVAL_MS",
+    "Pricing",
+    "Remedy",
+    "by_name",
+    "strategies",
+]
+
+#: One key's state in skewlab's aggregate: two HLL register arrays (precision 10).
+STATE_BYTES = 2 * (1 << DEFAULT_PRECISION)
+#: The buffer's trigger interval in the profile's runs: the ``buffered`` strategy's own default.
+TRIGGER_INTERVAL_MS = Buffered().trigger_interval_ms
+
+Subtask = dict[str, Any]
+Replay = dict[str, Any]
+Costs = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """What a subtask's time is priced with: the cost profile (``costs``, per-record costs in
+    us by records per key) and the replay of the user's records (``replay``).
+
+    Example::
+
+        >>> pricing = Pricing(load_cost_profile(), replay)                       # doctest: +SKIP
+        >>> pricing.by_density(replay["subtasks"][0], "naive_rocksdb")           # doctest: +SKIP
+        0.41
+    """
+
+    costs: Costs
+    replay: Replay
+
+    def cost_at(self, table: list[float]) -> Callable[[float], float]:
+        """Per-record cost (us) at ``n`` records per key from one of the profile's tables:
+        linear in log density between the profile's densities, held at its ends."""
+        x = np.log(np.asarray(self.costs["records_per_key"], dtype=float))
+        y = np.asarray(table, dtype=float)
+        return lambda n: float(np.interp(math.log(n), x, y))
+
+    def by_density(self, subtask: Subtask, remedy: str) -> float:
+        """A subtask's records priced by density bucket at ``remedy``'s measured per-record
+        cost (seconds)."""
+        return self.records_by_density(subtask, self.costs["per_record_us"][remedy])
+
+    def records_by_density(self, subtask: Subtask, table: list[float]) -> float:
+        """A subtask's records priced by density bucket at ``table``'s per-record costs."""
+        cost = self.cost_at(table)
+        return (
+            sum(
+                d["records"] * cost(bucket_records_per_key(int(b)))
+                for b, d in subtask["density"].items()
+            )
+            / 1e6
+        )
+
+    def folded(self, subtask: Subtask) -> float:
+        """The buffer's job time (seconds) on a subtask whose flushes fold ``records / flushed
+        keys`` records per key: its per-record cost linear in log between the profile's, held
+        at its ends."""
+        if not subtask["flush_keys"]:
+            return 0.0
+        buffer = self.costs["buffer"]
+        x = np.log(np.asarray(buffer["records_per_flushed_key"], dtype=float))
+        per_key = subtask["records"] / subtask["flush_keys"]
+        us = float(np.interp(math.log(per_key), x, np.asarray(buffer["per_record_us"], float)))
+        return subtask["records"] * us / 1e6
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """One remedy as the doctor weighs it.
+
+    ``strategy(parallelism, cache_entries)``: the strategy the cost profile measures;
+    ``subtask_seconds(pricing, subtask)``: a subtask's time on the measured costs;
+    ``state_accesses(subtask)``: its (reads, writes) that reach the state backend (priced by a
+    disk profile); ``disk_pattern(replay)``: the access pattern whose modelled p99 adds to the
+    latency (None: no state access leaves memory); ``memory_bytes(replay, costs)``: the state
+    held in memory on the busiest subtask; ``price(replay, costs, salts)``: what it costs the
+    user; ``reason(replay)``: why it is fast on these keys; ``bounded_only``: it needs a
+    bounded input; ``density_priced``: the profile fits its per-record cost by density
+    (``per_record_us[name]``); ``latency_as``: the remedy whose measured latency stands for
+    this one's, and over how many keyed stages; ``first_stage``: a salted first stage runs
+    before this one's (its records per subtask are the salted stage-one loads).
+
+    Example::
+
+        >>> remedy = by_name("naive_rocksdb")
+        >>> remedy.state_accesses({"records": 10, "keys": 2})
+        (10, 10)
+    """
+
+    name: str
+    summary: str
+    strategy: Callable[[int, int], StrategyParameters]
+    subtask_seconds: Callable[[Pricing, Subtask], float]
+    state_accesses: Callable[[Subtask], tuple[int, int]]
+    disk_pattern: Callable[[Replay], AccessPattern] | None
+    memory_bytes: Callable[[Replay, Costs], int]
+    price: Callable[[Replay, Costs, int], str]
+    reason: Callable[[Replay], str]
+    bounded_only: bool = False
+    density_priced: bool = True
+    latency_as: tuple[str, int] | None = None
+    first_stage: bool = False
+
+    def latency_of(self) -> tuple[str, int]:
+        """The remedy whose measured latency p99 is this one's, and how many stages of it."""
+        return self.latency_as or (self.name, 1)
+
+
+def _busiest_keys(replay: Replay) -> int:
+    return max(s["keys"] for s in replay["subtasks"])
+
+
+def _hit_ratio(replay: Replay) -> float:
+    return min(max(replay["cache"]["hit_ratio"] or 0.0, 0.0), 1.0)
+
+
+CATALOG: tuple[Remedy, ...] = (
+    Remedy(
+        name="naive_heap",
+        summary="the keyed reduce with every key's state on the heap",
+        strategy=lambda p, entries: Naive(backend="heap"),
+        subtask_seconds=lambda pricing, s: pricing.by_density(s, "naive_heap"),
+        state_accesses=lambda s: (0, 0),
+        disk_pattern=None,
+        memory_bytes=lambda replay, costs: _busiest_keys(replay) * STATE_BYTES,
+        price=lambda replay, costs, salts: (
+            "every key's state in memory; a lost task restores it all from a checkpoint"
+        ),
+        reason=lambda replay: "no state access leaves memory",
+    ),
+    Remedy(
+        name="naive_rocksdb",
+        summary="the keyed reduce on RocksDB, one state read and write per record",
+        strategy=lambda p, entries: Naive(backend="rocksdb"),
+        subtask_seconds=lambda pricing, s: pricing.by_density(s, "naive_rocksdb"),
+        state_accesses=lambda s: (s["records"], s["records"]),
+        disk_pattern=lambda replay: naive_pattern(),
+        memory_bytes=lambda replay, costs: 0,
+        price=lambda replay, costs, salts: "the baseline: one state read and write per record",
+        reason=lambda replay: "no remedy beats the baseline on these keys",
+    ),
+    Remedy(
+        name="buffered",
+        summary="records buffered and folded per key, one state access per flushed key",
+        strategy=lambda p, entries: Buffered(
+            trigger_interval_ms=TRIGGER_INTERVAL_MS, max_count=DEFAULT_BUFFER_MAX_COUNT
+        ),
+        subtask_seconds=lambda pricing, s: pricing.folded(s),
+        state_accesses=lambda s: (s["flush_keys"], s["flush_keys"]),
+        disk_pattern=lambda replay: buffered_pattern(
+            max(1, round(replay["buffer"]["records_per_flushed_key"]))
+        ),
+        memory_bytes=lambda replay, costs: (
+            min(_busiest_keys(replay), costs["buffer"]["max_count"]) * STATE_BYTES
+        ),
+        price=lambda replay, costs, salts: (
+            f"a record waits up to {costs['buffer']['trigger_interval_ms']:g} ms or "
+            f"{costs['buffer']['max_count']:,} records; partials are emitted per flush, "
+            "not per record"
+        ),
+        reason=lambda replay: (
+            f"a flush folds {replay['buffer']['records_per_flushed_key']:.1f} records per key "
+            f"on average, so {replay['buffer']['flush_keys']:,} state accesses replace "
+            f"{replay['records']:,}"
+        ),
+        density_priced=False,
+    ),
+    Remedy(
+        name="cached",
+        summary="an LRU cache of states in front of RocksDB",
+        strategy=lambda p, entries: Cached(cache_entries=entries),
+        subtask_seconds=lambda pricing, s: (
+            pricing.by_density(s, "naive_heap")
+            + s["misses"] * (pricing.costs["miss_us"] or 0.0) / 1e6
+        ),
+        state_accesses=lambda s: (s["misses"], s["misses"]),
+        disk_pattern=lambda replay: cached_pattern(_hit_ratio(replay)),
+        memory_bytes=lambda replay, costs: (
+            min(_busiest_keys(replay), replay["cache"]["cache_entries"]) * STATE_BYTES
+        ),
+        price=lambda replay, costs, salts: (
+            f"{replay['cache']['cache_entries']:,} states per subtask in memory; a miss reads "
+            "RocksDB and an eviction writes one back"
+        ),
+        reason=lambda replay: (
+            f"the LRU ({replay['cache']['cache_entries']:,} entries) hits "
+            f"{(replay['cache']['hit_ratio'] or 0):.0%} of accesses on these keys (simulated)"
+        ),
+    ),
+    Remedy(
+        name="salted",
+        summary="each key split over salts, partials reduced in a second keyed stage",
+        strategy=lambda p, entries: Salted(salt_buckets=p),
+        # stage two, the final reduce, is naive RocksDB's; stage one is priced by the model
+        subtask_seconds=lambda pricing, s: pricing.by_density(s, "naive_rocksdb"),
+        state_accesses=lambda s: (s["records"], s["records"]),
+        disk_pattern=lambda replay: naive_pattern(),
+        memory_bytes=lambda replay, costs: 0,
+        price=lambda replay, costs, salts: (
+            f"{salts} state replicas per key, a second keyed stage, and per-key order is lost"
+        ),
+        reason=lambda replay: "salting spreads the first stage over every subtask",
+        # its measured latency is a batch artefact (Spark runs its two stages one after the
+        # other): in a stream it is two keyed stages, each as naive RocksDB's
+        latency_as=("naive_rocksdb", 2),
+        first_stage=True,
+    ),
+    Remedy(
+        name="sorted",
+        summary="input sorted by key, one key's state at a time",
+        strategy=lambda p, entries: Sorted(),
+        subtask_seconds=lambda pricing, s: pricing.by_density(s, "sorted"),
+        state_accesses=lambda s: (0, s["keys"]),
+        disk_pattern=lambda replay: sorted_pattern(
+            max(1, round(replay["records"] / max(replay["keys"], 1)))
+        ),
+        memory_bytes=lambda replay, costs: STATE_BYTES,
+        price=lambda replay, costs, salts: (
+            "bounded input only: one emission per key, after the input is sorted"
+        ),
+        reason=lambda replay: "sorted input keeps one key's state at a time",
+        bounded_only=True,
+    ),
+)
+
+#: The remedies' names, in display order.
+REMEDIES: tuple[str, ...] = tuple(r.name for r in CATALOG)
+#: The remedies whose cost per record the profile fits by the density of the record's key (the
+#: buffer's is by how many records a flush folds per key).
+DENSITY_PRICED: tuple[str, ...] = tuple(r.name for r in CATALOG if r.density_priced)
+
+
+def by_name(name: str, catalog: tuple[Remedy, ...] = CATALOG) -> Remedy:
+    """The remedy called ``name``.
+
+    Example::
+
+        >>> by_name("sorted").bounded_only
+        True
+    """
+    for remedy in catalog:
+        if remedy.name == name:
+            return remedy
+    raise SkewlabInputError(
+        f"no remedy called {name!r}; the doctor knows {', '.join(r.name for r in catalog)}"
+    )
+
+
+def strategies(
+    parallelism: int, cache_entries: int, catalog: tuple[Remedy, ...] = CATALOG
+) -> dict[str, StrategyParameters]:
+    """The strategies the cost profile measures, by remedy name.
+
+    Example::
+
+        >>> strategies(2, 1000)["cached"].parameters()["cache_entries"]
+        1000
+    """
+    return {r.name: r.strategy(parallelism, cache_entries) for r in catalog}
