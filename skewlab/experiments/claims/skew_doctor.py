@@ -1,6 +1,7 @@
 """Chapter 09's claims: is the skew doctor right? Its predictions held against real runs of
-every remedy on three workloads (:mod:`skewlab.doctor.remedy_check`): the counts it replays
-on the records, its predicted job throughput, and its ranking of the remedies.
+every remedy on four workloads (:mod:`skewlab.doctor.remedy_check`): the counts it replays
+on the records, its predicted job throughput, and its ranking of the remedies -- and the
+throughput again on the held-out workload alone (public records the model was not tuned on).
 
 No seed published a prediction of this kind; the issue that asked for the doctor set the
 thresholds (counts exact, the hit ratio within 1 point, throughput within 25 %, the ranking of
@@ -73,6 +74,22 @@ def _throughput(result):
     }
 
 
+def _held_out(result):
+    workloads = [w for w in (_timed(result) or []) if w.get("held_out")]
+    within = estimate(result, "held_out_within_tolerance")
+    if not workloads or within is None:  # not measured, or a result from before it was held out
+        return None
+    ratios = [r["predicted_over_measured"] for w in workloads for r in w["remedies"]]
+    return {
+        "workloads": ", ".join(w["workload"] for w in workloads),
+        "n": len(ratios),
+        "within": within,
+        "low": min(ratios),
+        "high": max(ratios),
+        "tolerance": summary_value(result, "tolerance") * 100,
+    }
+
+
 def _ranking(result):
     workloads = _timed(result)
     if not workloads:  # not measured
@@ -123,6 +140,27 @@ CLAIMS = (
             "sorted input at 20 keys) varies from round to round by about as much as the "
             "tolerance, and where the measured interval straddles the tolerance's edge the "
             "runs cannot say on which side the prediction lies."
+        ),
+    ),
+    Claim(
+        id="doctor_throughput_within_tolerance_held_out",
+        source="remedy_check",
+        statement=(
+            "On records skewlab did not make and the model was not tuned on (a public data "
+            "set), the doctor's predicted job throughput is within 25 % of the measured, for "
+            "every remedy."
+        ),
+        measured=(
+            "{within:.0f} of {n} predictions within {tolerance:.0f} % at the measured medians "
+            "({workloads}); predicted / measured from {low:.2f} to {high:.2f}"
+        ),
+        figures=_held_out,
+        check=lambda f: f["within"] == f["n"],
+        why=(
+            "The cost profile is measured on generated views with 5 to 5,000 records per key; "
+            "the flights' planes have 1 to 151 flights each, inside that range, but their "
+            "keys' densities and the destinations counted per key are the data's own, so a "
+            "cost that depends on more than the density would show here first."
         ),
     ),
     Claim(
