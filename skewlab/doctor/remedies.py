@@ -14,6 +14,11 @@ slow source it waits up to the trigger interval, as its costs say; salting's is 
 RocksDB stages, since its measured one is a batch artefact) plus the disk's modelled p99 per
 record (:func:`~skewlab.iomodel.model.state_time_distribution`).
 
+Each prediction carries the spread of the runs it was priced from
+(``records_per_second_interval``): its measured part priced again at the ends of the profile's
+interval of that remedy's job time at the records' density (``job_spread``), the modelled disk
+unchanged -- so a check against real runs holds the runs' noise on both sides.
+
 Example::
 
     >>> costs = load_cost_profile()                                           # doctest: +SKIP
@@ -78,6 +83,35 @@ def naive_subtask_rate(replay: dict[str, Any], costs: dict[str, Any]) -> float:
     return 1e6 / cost(_mean_density(replay))
 
 
+def _job_at(
+    scale: float,
+    cpu: list[float],
+    io: list[float],
+    first: tuple[list[float], list[float]] | None,
+    slots: int,
+) -> tuple[float, list[float]]:
+    """A remedy's job time and its subtasks' busy times, its measured part (``cpu``, and a
+    salted first stage's, ``first``) scaled by ``scale``, the modelled disk (``io``) not."""
+    busy = [c * scale + i for c, i in zip(cpu, io, strict=True)]
+    seconds = _job_seconds(busy, slots)
+    if first is not None:
+        stage = [c * scale + i for c, i in zip(*first, strict=True)]
+        seconds += _job_seconds(stage, slots)
+        busy = [a + b for a, b in zip(stage, busy, strict=False)]
+    return seconds, busy
+
+
+def _spread_at(costs: dict[str, Any], remedy: str, density: float) -> tuple[float, float] | None:
+    """The profile's interval of ``remedy``'s job time over its median at ``density`` (linear in
+    log density, held at the ends); ``None`` for a profile without one."""
+    spread = (costs.get("job_spread") or {}).get(remedy)
+    if spread is None:
+        return None
+    x = np.log(np.asarray(costs["records_per_key"], dtype=float))
+    at = math.log(density)
+    return float(np.interp(at, x, spread["low"])), float(np.interp(at, x, spread["high"]))
+
+
 def _first_stage_seconds(
     replay: dict[str, Any], pricing: Pricing, stage_one_loads: list[float]
 ) -> list[float]:
@@ -131,18 +165,20 @@ def predict_remedies(
     first_cpu = _first_stage_seconds(replay, pricing, stage_one_loads)
     # a salted key's first stage reads and writes its state once per record
     first_io = io([(n, n) for n in stage_one_loads])
-    first = [c + i for c, i in zip(first_cpu, first_io, strict=True)]
     rows = []
     for remedy in catalog:
         own_io = io([remedy.state_accesses(s) for s in subtasks])
         cpu = [remedy.subtask_seconds(pricing, s) for s in subtasks]
-        busy = [c + i for c, i in zip(cpu, own_io, strict=True)]
-        seconds = _job_seconds(busy, slots)
-        disk_seconds = sum(own_io)
-        if remedy.first_stage:
-            seconds += _job_seconds(first, slots)
-            busy = [a + b for a, b in zip(first, busy, strict=False)]
-            disk_seconds += sum(first_io)
+        first = (first_cpu, first_io) if remedy.first_stage else None
+        seconds, busy = _job_at(1.0, cpu, own_io, first, slots)
+        disk_seconds = sum(own_io) + (sum(first_io) if remedy.first_stage else 0.0)
+        spread = _spread_at(costs, remedy.name, density)
+        interval = None
+        if spread is not None:
+            fastest = _job_at(spread[0], cpu, own_io, first, slots)[0]
+            slowest = _job_at(spread[1], cpu, own_io, first, slots)[0]
+            if fastest > 0:
+                interval = [replay["records"] / slowest, replay["records"] / fastest]
         latency_name, stages = remedy.latency_of()
         latency = stages * np.interp(
             math.log(density),
@@ -158,6 +194,7 @@ def predict_remedies(
             "eligible": bounded or not remedy.bounded_only,
             "job_seconds": seconds,
             "records_per_second": replay["records"] / seconds if seconds > 0 else math.inf,
+            "records_per_second_interval": interval,
             "busiest_subtask_seconds": max(busy),
             "cpu_source": f"{MEASURED} ({costs['source']})",
             "disk_seconds": disk_seconds,

@@ -80,6 +80,7 @@ __all__ = [
     "FlightSlopeInput",
     "Workload",
     "measured_interval",
+    "predicted_estimate",
     "ranking_disagreements",
     "run_experiment",
     "run_section",
@@ -320,6 +321,22 @@ def measured_interval(entry: Mapping[str, Any], runs: int = 1) -> Estimate | Non
     return Estimate(value, low, high, runs, "min..max")
 
 
+def predicted_estimate(value: float, interval: Sequence[float] | None) -> Estimate:
+    """A prediction as an :class:`~skewlab.experiments.intervals.Estimate`: its value and, where
+    the cost profile gave one (``records_per_second_interval``), the spread of the runs it was
+    priced from.
+
+    Example::
+
+        >>> est = predicted_estimate(100.0, [80.0, 130.0])
+        >>> est.value, est.low, est.high
+        (100.0, 80.0, 130.0)
+    """
+    if not interval:
+        return Estimate(value)
+    return Estimate(value, min(interval[0], value), max(interval[1], value), method=BOOTSTRAP)
+
+
 def _check(name: str, replay, predicted, measured, workload: Workload | None = None) -> dict:
     """One workload's predictions beside its measurements (``measured``: per remedy, its
     rounds' rows)."""
@@ -338,11 +355,13 @@ def _check(name: str, replay, predicted, measured, workload: Workload | None = N
                 "predicted_over_measured_interval": None, "within_tolerance": None,
             })  # fmt: skip
             continue
-        ratio = over(row["records_per_second"], got)
+        predicted_interval = row.get("records_per_second_interval")
+        ratio = over(predicted_estimate(row["records_per_second"], predicted_interval), got)
         rounds = spread(r[MEASURE] for r in measured[row["remedy"]])
         remedies_out.append({
             "remedy": row["remedy"],
             "predicted_records_per_second": row["records_per_second"],
+            "predicted_interval": predicted_interval,
             "measured_records_per_second": got.value,
             "measured_interval": got.to_json(),
             "measured_spread": [rounds["min"], rounds["max"]],
@@ -432,7 +451,10 @@ def within_tolerance(checks: Sequence[Mapping[str, Any]], runs: int = 1) -> Esti
     for check in checks:
         for entry in check["remedies"]:
             measured = measured_interval(entry, runs)
-            ratio = over(entry["predicted_records_per_second"], measured)
+            predicted = predicted_estimate(
+                entry["predicted_records_per_second"], entry.get("predicted_interval")
+            )
+            ratio = over(predicted, measured)
             value += abs(ratio.value - 1) <= TOLERANCE
             if not ratio.has_interval:
                 bare = True

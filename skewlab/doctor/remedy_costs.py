@@ -26,6 +26,9 @@ larger run, the job's time without its fixed part. The profile derived from the 
 ``salted_stage_one_us``  per density: salting's first stage per record on its busiest subtask
                 (salted job time minus naive RocksDB's, whose reduce is salting's final stage)
 ``latency_p99_ms``  per remedy and density: the runs' per-record operator latency p99
+``job_spread``  per remedy and density: the ends of the bootstrap interval of its job time by
+                slope over the median (``low``, ``high``): how far the profile's own rounds
+                leave its figure, which every prediction made from it carries
 ==============  ============================================================================
 
 These are the costs of *skewlab's* aggregate (an HLL pair per key, precision 10): a user's own
@@ -300,6 +303,18 @@ def cost_profile(
             t / med(remedy, k, "busiest_records") * 1e6 for t, k in zip(seconds, cards, strict=True)
         ]
 
+    def spread(remedy: str) -> dict[str, list[float]]:
+        """The interval's ends over the median, per density (1, 1: no interval)."""
+        ends = {"low": [], "high": []}
+        for k in cards:
+            est = median_estimate(
+                [r[MEASURE] for r in rows if r["remedy"] == remedy and r["cardinality"] == k]
+            )
+            bare = est is None or not est.has_interval or est.value <= 0
+            ends["low"].append(1.0 if bare else est.low / est.value)
+            ends["high"].append(1.0 if bare else est.high / est.value)
+        return ends
+
     per_record_us = {r.name: per_record(r.name) for r in catalog if r.density_priced}
     # the cache's misses over the heap: extra time per miss, through the origin
     extra = np.array([med("cached", k, MEASURE) - med("naive_heap", k, MEASURE) for k in cards])
@@ -335,6 +350,7 @@ def cost_profile(
         "latency_p99_ms": {
             r.name: [med(r.name, k, "latency_p99_ms") for k in cards] for r in catalog
         },
+        "job_spread": {r.name: spread(r.name) for r in catalog},
         "aggregate": "seed 000's view count (an HLL pair per tweet, precision 10)",
     }
 

@@ -29,7 +29,12 @@ from skewlab.doctor.catalog import DENSITY_PRICED
 from skewlab.doctor.diagnosis import diagnose, read_records
 from skewlab.doctor.remedies import BASELINE
 from skewlab.doctor.remedy_check import EXPERIMENT as REMEDY_CHECK
-from skewlab.doctor.remedy_check import TOLERANCE, measured_interval, within_tolerance
+from skewlab.doctor.remedy_check import (
+    TOLERANCE,
+    measured_interval,
+    predicted_estimate,
+    within_tolerance,
+)
 from skewlab.doctor.remedy_costs import MEASURE
 from skewlab.doctor.schema import Diagnosis, FlinkLoads
 from skewlab.doctor.verdict import ENGINE_NAMES, WIDTH, verdict_lines, wrap
@@ -685,10 +690,22 @@ def _workload_label(workload: dict[str, Any]) -> str:
     return workload["workload"] + (" (held out)" if workload.get("held_out") else "")
 
 
+def _predicted(entry: dict[str, Any]) -> Estimate:
+    return predicted_estimate(
+        entry["predicted_records_per_second"], entry.get("predicted_interval")
+    )
+
+
+def _predicted_text(entry: dict[str, Any]) -> str:
+    """A prediction with the spread of the profile's runs it was priced from, where it has one."""
+    return estimate_text(_predicted(entry), ",.0f", "")
+
+
 def remedy_check_table(summary: dict[str, Any] | None):
-    """Predicted beside measured job throughput, per workload and remedy: the measured median
-    over the rounds with its bootstrap interval, predicted / measured with the interval that
-    gives it, and whether it is within the tolerance (or the runs cannot tell).
+    """Predicted beside measured job throughput, per workload and remedy: the prediction with
+    the spread of the cost profile's runs it was priced from, the measured median over the
+    rounds with its bootstrap interval, predicted / measured with the interval both give it,
+    and whether it is within the tolerance (or the runs cannot tell).
 
     Example::
 
@@ -707,7 +724,7 @@ def remedy_check_table(summary: dict[str, Any] | None):
             if measured is None:
                 rows.append({
                     "workload": _workload_label(w), "remedy": r["remedy"],
-                    "predicted rec/s": round(r["predicted_records_per_second"]),
+                    "predicted rec/s [interval]": _predicted_text(r),
                     "measured rec/s [interval]": "-", "predicted / measured": "-",
                     f"within {TOLERANCE:.0%}": "not measured",
                 })  # fmt: skip
@@ -715,12 +732,12 @@ def remedy_check_table(summary: dict[str, Any] | None):
             ratio = (
                 Estimate.from_json(r["predicted_over_measured_interval"])
                 if r.get("predicted_over_measured_interval")
-                else over(r["predicted_records_per_second"], measured)
+                else over(_predicted(r), measured)
             )
             rows.append({
                 "workload": _workload_label(w),
                 "remedy": r["remedy"],
-                "predicted rec/s": round(r["predicted_records_per_second"]),
+                "predicted rec/s [interval]": _predicted_text(r),
                 "measured rec/s [interval]": estimate_text(measured, ",.0f", ""),
                 "predicted / measured": estimate_text(ratio, ".2f", ""),
                 f"within {TOLERANCE:.0%}": _verdict_word(ratio),
@@ -826,8 +843,9 @@ def remedy_check_shown(result) -> dict[str, Any] | None:
 
 def remedy_check_figure(summary: dict[str, Any] | None) -> go.Figure:
     """Predicted against measured job throughput, one point per remedy and workload (the
-    measured median with its interval as an error bar), with the line where they are equal and
-    the band of the tolerance; the title says whose runs.
+    measured median with its interval as an error bar across, the prediction with the spread of
+    the profile's runs up and down), with the line where they are equal and the band of the
+    tolerance; the title says whose runs.
 
     Example::
 
@@ -864,6 +882,7 @@ def remedy_check_figure(summary: dict[str, Any] | None) -> go.Figure:
     for w in summary["workloads"]:
         shown = [r for r in w["remedies"] if r["measured_records_per_second"] is not None]
         measured = [_measured(r, runs) for r in shown]
+        predicted = [_predicted(r) for r in shown]
         fig.add_trace(go.Scatter(
             x=[m.value for m in measured],
             y=[r["predicted_records_per_second"] for r in shown],
@@ -871,6 +890,11 @@ def remedy_check_figure(summary: dict[str, Any] | None) -> go.Figure:
                 "type": "data", "symmetric": False,
                 "array": [m.high - m.value if m.has_interval else 0 for m in measured],
                 "arrayminus": [m.value - m.low if m.has_interval else 0 for m in measured],
+            },
+            error_y={
+                "type": "data", "symmetric": False,
+                "array": [p.high - p.value if p.has_interval else 0 for p in predicted],
+                "arrayminus": [p.value - p.low if p.has_interval else 0 for p in predicted],
             },
             text=[r["remedy"] for r in shown],
             mode="markers+text", textposition="top center", name=_workload_label(w),
@@ -882,7 +906,7 @@ def remedy_check_figure(summary: dict[str, Any] | None) -> go.Figure:
         title=f"The doctor's predicted job throughput against real runs ({summary['shown']}); "
         f"dotted: within {TOLERANCE:.0%}",
         xaxis={"title": "measured job records/s (by slope: median, its interval)", "type": "log"},
-        yaxis={"title": "predicted job records/s", "type": "log"},
+        yaxis={"title": "predicted job records/s (the profile's spread)", "type": "log"},
     )
     return fig
 

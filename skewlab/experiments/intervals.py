@@ -294,22 +294,30 @@ def one_run(value: float, spread: float | None) -> Estimate:
     return Estimate(value, value / (1 + spread), value * (1 + spread), 1, SPREAD)
 
 
-def over(numerator: float, estimate: Estimate) -> Estimate:
-    """A fixed figure over an estimate (a prediction over a measurement), with the interval the
-    estimate gives it (its ends swap: a larger measurement, a smaller quotient); none where the
-    estimate has none or its interval reaches 0.
+def over(numerator: float | Estimate, estimate: Estimate) -> Estimate:
+    """A figure over an estimate (a prediction over a measurement), with the interval the
+    estimate gives it (its ends swap: a larger measurement, a smaller quotient) -- and, for a
+    numerator that is an estimate too, its own interval's ends as well (from the lowest over
+    the highest to the highest over the lowest: both spreads held, none narrowed); none where
+    the estimate has none or its interval reaches 0.
 
     Example::
 
         >>> over(100.0, Estimate(50.0, 40.0, 80.0, 3, BOOTSTRAP)).text(".2f")
         '2.00 [1.25..2.50], 3 runs'
+        >>> over(Estimate(100.0, 90.0, 120.0), Estimate(50.0, 40.0, 80.0, 3, BOOTSTRAP)).text(".2f")
+        '2.00 [1.12..3.00], 3 runs'
     """
+    value = float(numerator)
+    low, high = value, value
+    if isinstance(numerator, Estimate) and numerator.has_interval:
+        low, high = numerator.low, numerator.high
     if not estimate.has_interval or estimate.low <= 0:
-        return Estimate(numerator / estimate.value, runs=estimate.runs)
+        return Estimate(value / estimate.value, runs=estimate.runs)
     return Estimate(
-        numerator / estimate.value,
-        numerator / estimate.high,
-        numerator / estimate.low,
+        value / estimate.value,
+        low / estimate.high,
+        high / estimate.low,
         estimate.runs,
         estimate.method,
     )

@@ -485,3 +485,56 @@ def test_the_flights_are_views_of_public_records_with_every_plane_counted(spark)
     assert counted.to_dict() == records.head(2_000)["tweet_id"].value_counts().to_dict()
     with pytest.raises(SkewlabInputError, match="the data set has 334,264"):
         flight_views(spark, 400_000)
+
+
+def test_a_prediction_carries_the_spread_of_the_runs_it_was_priced_from():
+    from skewlab.doctor.remedy_costs import summarize as summarize_costs
+
+    # five rounds per remedy and cardinality, their job times spread around the median
+    rows = [
+        dict(r, run=i, digest_matches_reference=True,
+             job_seconds_by_slope=r["job_seconds_by_slope"] * f)
+        for i, f in enumerate((0.8, 0.9, 1.0, 1.1, 1.5))
+        for r in _rows({100: 0.05, 10: 0.02})
+    ]  # fmt: skip
+    spread = summarize_costs(rows)["cost_profile"]["job_spread"]
+    for name in REMEDIES:
+        assert all(low < 1.0 < high for low, high in zip(*spread[name].values(), strict=True))
+    # priced with a spread: the heap's job time (no disk) at the ends of it
+    costs = _profile()
+    costs["job_spread"] = {r: {"low": [0.8, 0.8], "high": [1.25, 1.25]} for r in REMEDIES}
+    by = {r["remedy"]: r for r in predict_remedies(_replay(), [600.0, 600.0], costs)["remedies"]}
+    rate = by["naive_heap"]["records_per_second"]
+    assert by["naive_heap"]["records_per_second_interval"] == pytest.approx(
+        [rate / 1.25, rate / 0.8]
+    )
+    # with a disk profile only the measured part moves: the interval narrows around the value
+    disk = DiskProfile("toy", 8192, LatencyDistribution(1_000.0), LatencyDistribution(3_000.0))
+    on_disk = predict_remedies(_replay(), [600.0, 600.0], costs, disk=disk, samples=2_000)
+    row = next(r for r in on_disk["remedies"] if r["remedy"] == BASELINE)
+    low, high = row["records_per_second_interval"]
+    assert row["records_per_second"] / 1.25 < low < row["records_per_second"] < high
+    assert high < row["records_per_second"] / 0.8
+    # a profile without a spread (an older result file) predicts without an interval
+    bare = predict_remedies(_replay(), [600.0, 600.0], _profile())["remedies"]
+    assert all(r["records_per_second_interval"] is None for r in bare)
+
+
+def test_the_check_holds_both_spreads_the_profiles_and_the_runs():
+    costs = _profile()
+    costs["job_spread"] = {r: {"low": [0.8, 0.8], "high": [1.25, 1.25]} for r in REMEDIES}
+    replay = _replay()
+    predicted = predict_remedies(replay, [600.0, 600.0], costs, bounded=True)
+    rates = {r["remedy"]: r["records_per_second"] for r in predicted["remedies"]}
+    tight = dict.fromkeys(rates, (0.99, 1.0, 1.01))
+    check = _check("toy", replay, predicted, _measured(rates, tight))
+    heap = next(r for r in check["remedies"] if r["remedy"] == "naive_heap")
+    assert heap["predicted_interval"] == pytest.approx([rates["naive_heap"] / 1.25,
+                                                        rates["naive_heap"] / 0.8])  # fmt: skip
+    ratio = heap["predicted_over_measured_interval"]
+    # from the lowest prediction over the highest measurement to the highest over the lowest
+    assert ratio["low"] == pytest.approx(0.8 / 1.01) and ratio["high"] == pytest.approx(1.25 / 0.99)
+    # each within at its median, none surely: the profile's own spread reaches past 25 %
+    within = summarize([check], [{"digest_matches_reference": True}], 3)["intervals"]
+    assert within["predictions_within_tolerance"]["value"] == len(check["remedies"])
+    assert within["predictions_within_tolerance"]["low"] == 0

@@ -9,8 +9,9 @@ remedies equal to the measured one).
 
 The counts are the same in every run (records per subtask, the cache's hits, the buffer's
 flushed keys: every round's are checked), so their claim is exact. The other two rest on the
-measured throughputs' intervals (bootstrap over the rounds): a prediction is within the
-tolerance when the whole interval of predicted / measured is, outside when none of it is; a
+measured throughputs' intervals (bootstrap over the rounds) and the predictions' (the spread of
+the cost profile's rounds they were priced from): a prediction is within the tolerance when the
+whole interval of predicted / measured is, outside when none of it is; a
 pair of remedies is ordered by the runs only when their measured intervals lie apart, so a
 ranking over remedies whose intervals overlap is left uncalled (inconclusive), never counted as
 agreeing. A remedy whose job took no longer over all the views than over a quarter of them has
@@ -136,10 +137,11 @@ CLAIMS = (
         check=lambda f: f["within"] == f["n"],
         why=(
             "The prediction prices this input's counts with costs measured on other views "
-            "(another seed); a remedy whose job lasts a few tenths of a second (the buffer and "
-            "sorted input at 20 keys) varies from round to round by about as much as the "
-            "tolerance, and where the measured interval straddles the tolerance's edge the "
-            "runs cannot say on which side the prediction lies."
+            "(another seed); a remedy whose job lasts a second or less (the buffer, sorted "
+            "input, the heap on 20,000 keys) varies from round to round by about as much as "
+            "the tolerance, in the cost profile's rounds as in the check's, and where the "
+            "interval of predicted / measured (both spreads) straddles the tolerance's edge "
+            "the runs cannot say on which side the prediction lies."
         ),
     ),
     Claim(
