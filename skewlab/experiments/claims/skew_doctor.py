@@ -58,27 +58,12 @@ def _timed(result):
     return workloads
 
 
-def _throughput(result):
-    workloads = _timed(result)
-    if not workloads:  # not measured
-        return None
-    ratios = [r["predicted_over_measured"] for w in workloads for r in w["remedies"]]
-    within = estimate(result, "predictions_within_tolerance")
-    if within is None:  # a result saved before the count was kept: not measured
-        return None
-    return {
-        "n": len(ratios),
-        "within": within,
-        "low": min(ratios),
-        "high": max(ratios),
-        "tolerance": summary_value(result, "tolerance") * 100,
-    }
-
-
-def _held_out(result):
-    workloads = [w for w in (_timed(result) or []) if w.get("held_out")]
-    within = estimate(result, "held_out_within_tolerance")
-    if not workloads or within is None:  # not measured, or a result from before it was held out
+def _within(result, workloads, count: str):
+    """The predictions of ``workloads`` within the tolerance (``count``: the summary's figure
+    with its interval), and the range of predicted / measured; ``None``: not measured, or a
+    result saved before the count was kept."""
+    within = estimate(result, count)
+    if not workloads or within is None:
         return None
     ratios = [r["predicted_over_measured"] for w in workloads for r in w["remedies"]]
     return {
@@ -89,6 +74,15 @@ def _held_out(result):
         "high": max(ratios),
         "tolerance": summary_value(result, "tolerance") * 100,
     }
+
+
+def _throughput(result):
+    return _within(result, _timed(result), "predictions_within_tolerance")
+
+
+def _held_out(result):
+    held = [w for w in (_timed(result) or []) if w.get("held_out")]
+    return _within(result, held, "held_out_within_tolerance")
 
 
 def _ranking(result):
