@@ -67,6 +67,7 @@ __all__ = [
     "Pricing",
     "Remedy",
     "by_name",
+    "knot_weights",
     "strategies",
 ]
 
@@ -78,6 +79,22 @@ TRIGGER_INTERVAL_MS = Buffered().trigger_interval_ms
 Subtask = dict[str, Any]
 Replay = dict[str, Any]
 Costs = dict[str, Any]
+
+
+def knot_weights(records_per_key: list[float], n: float) -> np.ndarray:
+    """How a figure at ``n`` records per key is made of the profile's figures at its densities
+    (``records_per_key``): linear in log density between two of them, held at the ends (as
+    ``np.interp``).
+
+    Example::
+
+        >>> knot_weights([5.0, 50.0, 500.0], 50.0).tolist()
+        [0.0, 1.0, 0.0]
+        >>> knot_weights([5.0, 50.0, 500.0], 5_000.0).tolist()
+        [0.0, 0.0, 1.0]
+    """
+    x = np.log(np.asarray(records_per_key, dtype=float))
+    return np.array([np.interp(math.log(n), x, unit) for unit in np.eye(len(x))])
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,11 @@ RocksDB stages, since its measured one is a batch artefact) plus the disk's mode
 record (:func:`~skewlab.iomodel.model.state_time_distribution`).
 
 Each prediction carries the spread of the runs it was priced from
-(``records_per_second_interval``): its measured part priced again at the ends of the profile's
-interval of that remedy's job time at the records' density (``job_spread``), the modelled disk
-unchanged -- so a check against real runs holds the runs' noise on both sides.
+(``records_per_second_interval``): the profile keeps each round's job time over the rounds'
+median (``job_rounds``); their bootstrap (:func:`scale_draws`: resampled medians per density, at
+the records' density) scales the measured part, the modelled disk unchanged, and the interval
+is the prediction priced at the central 95 % of those draws -- so a check against real runs
+holds the runs' noise on both sides.
 
 Example::
 
@@ -34,17 +36,20 @@ from typing import Any
 
 import numpy as np
 
-from skewlab.doctor.catalog import CATALOG, Pricing, Remedy, by_name
+from skewlab.doctor.catalog import CATALOG, Pricing, Remedy, by_name, knot_weights
 from skewlab.doctor.subtask_replay import bucket_records_per_key
 from skewlab.errors import SkewlabInputError
+from skewlab.experiments.intervals import CONFIDENCE, RESAMPLES, median_draws
 from skewlab.iomodel.model import state_time_distribution
 from skewlab.iomodel.profiles import DiskProfile
 
 __all__ = [
     "BASELINE",
+    "mean_density",
     "naive_subtask_rate",
     "predict_remedies",
     "recommend",
+    "scale_draws",
 ]
 
 #: What each remedy is compared with: the naive reduce on RocksDB, the usual production setting.
@@ -60,8 +65,15 @@ def _job_seconds(per_subtask: list[float], slots: int) -> float:
     return max(max(per_subtask), sum(per_subtask) / slots)
 
 
-def _mean_density(replay: dict[str, Any]) -> float:
-    """Records-weighted geometric mean of the keys' densities (for the latency look-up)."""
+def mean_density(replay: dict[str, Any]) -> float:
+    """Records-weighted geometric mean of the keys' densities (where the latency and the
+    profile's spread are looked up).
+
+    Example::
+
+        >>> round(mean_density({"subtasks": [{"density": {"49": {"records": 5}}}]}), 1)
+        5311.9
+    """
     total = logs = 0.0
     for s in replay["subtasks"]:
         for b, d in s["density"].items():
@@ -80,7 +92,7 @@ def naive_subtask_rate(replay: dict[str, Any], costs: dict[str, Any]) -> float:
         41000
     """
     cost = Pricing(costs, replay).cost_at(costs["per_record_us"][BASELINE])
-    return 1e6 / cost(_mean_density(replay))
+    return 1e6 / cost(mean_density(replay))
 
 
 def _job_at(
@@ -101,15 +113,31 @@ def _job_at(
     return seconds, busy
 
 
-def _spread_at(costs: dict[str, Any], remedy: str, density: float) -> tuple[float, float] | None:
-    """The profile's interval of ``remedy``'s job time over its median at ``density`` (linear in
-    log density, held at the ends); ``None`` for a profile without one."""
-    spread = (costs.get("job_spread") or {}).get(remedy)
-    if spread is None:
+def scale_draws(
+    costs: dict[str, Any], remedy: str, density: float, *, resamples: int = RESAMPLES
+) -> np.ndarray | None:
+    """The bootstrap distribution of ``remedy``'s job time in the profile over its median, at
+    ``density`` records per key: at each of the profile's densities the median of a resample
+    of its rounds (``job_rounds``, each over the rounds' median), linear in log density between
+    them, held at the ends; one draw per resample. ``None`` for a profile without its rounds
+    (an older result file) or with fewer than two at a density.
+
+    Example::
+
+        >>> costs = {"records_per_key": [5.0, 50.0],
+        ...          "job_rounds": {"naive_heap": [[0.9, 1.0, 1.2], [0.8, 1.0, 1.1]]}}
+        >>> draws = scale_draws(costs, "naive_heap", 5.0, resamples=1_000)
+        >>> float(draws.min()), float(draws.max())
+        (0.9, 1.2)
+    """
+    rounds = (costs.get("job_rounds") or {}).get(remedy)
+    if rounds is None or any(len(r) < 2 for r in rounds):
         return None
-    x = np.log(np.asarray(costs["records_per_key"], dtype=float))
-    at = math.log(density)
-    return float(np.interp(at, x, spread["low"])), float(np.interp(at, x, spread["high"]))
+    # each density's rounds resampled on their own (they ran at other times)
+    draws = np.array([
+        median_draws(r, resamples=resamples, seed=i) for i, r in enumerate(rounds)
+    ])  # fmt: skip
+    return knot_weights(costs["records_per_key"], density) @ draws
 
 
 def _first_stage_seconds(
@@ -117,16 +145,9 @@ def _first_stage_seconds(
 ) -> list[float]:
     """Salting's first stage per subtask: its records (the salted loads) at the first stage's
     per-record cost, weighted by the densities of the records' keys."""
-    cost = pricing.cost_at(pricing.costs["salted_stage_one_us"])
-    per_record_us = (
-        sum(
-            d["records"] * cost(bucket_records_per_key(int(b)))
-            for s in replay["subtasks"]
-            for b, d in s["density"].items()
-        )
-        / replay["records"]
-    )
-    return [n * per_record_us / 1e6 for n in stage_one_loads]
+    table = pricing.costs["salted_stage_one_us"]
+    seconds = sum(pricing.records_by_density(s, table) for s in replay["subtasks"])
+    return [n * seconds / replay["records"] for n in stage_one_loads]
 
 
 def predict_remedies(
@@ -156,7 +177,7 @@ def predict_remedies(
         raise SkewlabInputError("no records with a key to price the remedies on")
     pricing = Pricing(costs, replay)
     slots = int(costs["parallelism"])
-    density = _mean_density(replay)
+    density = mean_density(replay)
     read_us, write_us = (disk.read.mean_us, disk.write.mean_us) if disk else (0.0, 0.0)
 
     def io(accesses: list[tuple[float, float]]) -> list[float]:
@@ -172,11 +193,13 @@ def predict_remedies(
         first = (first_cpu, first_io) if remedy.first_stage else None
         seconds, busy = _job_at(1.0, cpu, own_io, first, slots)
         disk_seconds = sum(own_io) + (sum(first_io) if remedy.first_stage else 0.0)
-        spread = _spread_at(costs, remedy.name, density)
+        draws = scale_draws(costs, remedy.name, density)
         interval = None
-        if spread is not None:
-            fastest = _job_at(spread[0], cpu, own_io, first, slots)[0]
-            slowest = _job_at(spread[1], cpu, own_io, first, slots)[0]
+        if draws is not None:
+            tail = (1 - CONFIDENCE) / 2 * 100
+            ends = np.percentile(draws, [tail, 100 - tail])
+            fastest = _job_at(float(ends[0]), cpu, own_io, first, slots)[0]
+            slowest = _job_at(float(ends[1]), cpu, own_io, first, slots)[0]
             if fastest > 0:
                 interval = [replay["records"] / slowest, replay["records"] / fastest]
         latency_name, stages = remedy.latency_of()

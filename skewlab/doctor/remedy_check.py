@@ -12,15 +12,19 @@ destinations counted per plane), its verdict also given on its own
 (:func:`~skewlab.doctor.subtask_replay.replay_subtasks`) and prices every remedy
 (:func:`~skewlab.doctor.remedies.predict_remedies`, bounded input: sorted input is
 eligible); then each remedy runs for real at the same parallelism, in ``runs`` rounds after one
-unmeasured run of each (:mod:`skewlab.experiments.rounds`), over the views at two sizes. Its
-measured throughput is the profile's measure (like for like): one over the job's cost per
-record, the slope between the two sizes, so the job's fixed costs cancel as they do in the
-prices; a remedy's figure is the median over the rounds with its bootstrap interval.
+unmeasured run of each (:mod:`skewlab.experiments.rounds`), over the views at two sizes -- and,
+at the full size, a remedy whose job is short runs more rounds, up to ``max_rounds``, so that
+every remedy's figure rests on about as many seconds of runs
+(:mod:`skewlab.experiments.matched_rounds`). Its measured throughput is the profile's measure
+(like for like): one over the job's cost per record, the slope between the two sizes, so the
+job's fixed costs cancel as they do in the prices; a remedy's figure is the median over the
+rounds with its bootstrap interval.
 
 Checked, per workload: records per subtask predicted == the naive run's records in, exactly;
 the cache's hit ratio predicted within 1 point of the measured; the buffer's flushed keys
 predicted == the measured state reads (counts: every run counts alike); per remedy, predicted
-over measured throughput, with the interval the measured one gives it, within 25 %; and every
+over measured throughput within 25 %, with the bootstrap interval of both sides (the check's
+rounds and the cost profile's, each resampled on its own); and every
 pair of remedies in the predicted order, where the runs can order them. Two remedies whose
 measured intervals overlap cannot be ordered by the runs, so a ranking over them is neither
 confirmed nor contradicted: the summary counts the pairs the runs order as predicted, against
@@ -51,21 +55,22 @@ from typing import Any
 from skewlab.aggregates.digest import result_digest
 from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.doctor.catalog import strategies
-from skewlab.doctor.remedies import predict_remedies
+from skewlab.doctor.remedies import mean_density, predict_remedies, scale_draws
 from skewlab.doctor.remedy_costs import load_cost_profile
 from skewlab.doctor.subtask_replay import replay_subtasks, salted_stage_one_loads
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.experiments.chapters import resolve_runs, size_settings
-from skewlab.experiments.intervals import BOOTSTRAP, Estimate, median_estimate, over
-from skewlab.experiments.results import BenchResult, spread
-from skewlab.experiments.rounds import (
-    SLOPE_FRACTION,
-    SlopeInput,
-    measure_rounds,
-    slope_fields,
-    warm_up,
+from skewlab.experiments.intervals import (
+    BOOTSTRAP,
+    Estimate,
+    draws_over_median,
+    median_estimate,
+    over,
 )
+from skewlab.experiments.matched_rounds import measure_matched_rounds
+from skewlab.experiments.results import BenchResult, spread
+from skewlab.experiments.rounds import SLOPE_FRACTION, SlopeInput, slope_fields, warm_up
 from skewlab.inputs.flights import DATA_SET, flight_views
 from skewlab.inputs.views import ViewSpec
 from skewlab.validation import check_whole
@@ -214,12 +219,13 @@ def run_experiment(
             loads = salted_stage_one_loads(views.large, "tweet_id", salt_buckets=p, parallelism=p)
             predicted = predict_remedies(replay, loads, profile, bounded=True, salt_buckets=p)
             measured: dict[str, list[dict]] = {}
-            for run in measure_rounds(
-                spark, compared, job, views, runs, bar=bar, label=f"{name}, "
-            ):
+            for run in measure_matched_rounds(
+                spark, compared, job, views, runs, max_rounds=settings.get("max_rounds"),
+                bar=bar, label=f"{name}, ",
+            ):  # fmt: skip
                 rows.append(_row(name, run, p))
                 measured.setdefault(run.side, []).append(rows[-1])
-        checks.append(_check(name, replay, predicted, measured, workload))
+        checks.append(_check(name, replay, predicted, measured, workload, profile))
     bar.close()
     summary = summarize(checks, rows, runs)
     summary.update(
@@ -337,9 +343,20 @@ def predicted_estimate(value: float, interval: Sequence[float] | None) -> Estima
     return Estimate(value, min(interval[0], value), max(interval[1], value), method=BOOTSTRAP)
 
 
-def _check(name: str, replay, predicted, measured, workload: Workload | None = None) -> dict:
+def _check(
+    name: str,
+    replay,
+    predicted,
+    measured,
+    workload: Workload | None = None,
+    costs: Mapping[str, Any] | None = None,
+) -> dict:
     """One workload's predictions beside its measurements (``measured``: per remedy, its
-    rounds' rows)."""
+    rounds' rows). Predicted / measured has the bootstrap interval of both sides: the
+    measured rounds resampled, and the prediction over the profile's (``costs``) resampled
+    rounds (:func:`~skewlab.doctor.remedies.scale_draws`) -- priced with no disk profile, a
+    prediction is all measured part, so a draw of the profile's time scales its job time
+    whole; without the profile's rounds, the measured side's spread alone."""
     rates = {
         remedy: median_estimate([r[MEASURE] for r in rows]) for remedy, rows in measured.items()
     }
@@ -356,7 +373,13 @@ def _check(name: str, replay, predicted, measured, workload: Workload | None = N
             })  # fmt: skip
             continue
         predicted_interval = row.get("records_per_second_interval")
-        ratio = over(predicted_estimate(row["records_per_second"], predicted_interval), got)
+        draws = None if costs is None else scale_draws(costs, row["remedy"], mean_density(replay))
+        rate = row["records_per_second"]
+        ratio = draws_over_median(
+            rate,
+            None if draws is None else rate / draws,
+            [r[MEASURE] for r in measured[row["remedy"]]],
+        )
         rounds = spread(r[MEASURE] for r in measured[row["remedy"]])
         remedies_out.append({
             "remedy": row["remedy"],
@@ -431,6 +454,18 @@ def _runs_of(workload: Mapping[str, Any], runs: int) -> int:
     return min(found, default=runs)
 
 
+def _ratio(entry: Mapping[str, Any], runs: int) -> Estimate:
+    """A remedy's predicted / measured with its interval: as the check stored it (both sides
+    bootstrapped), or -- for an entry kept without it -- from the two intervals' ends."""
+    stored = entry.get("predicted_over_measured_interval")
+    if stored is not None:
+        return Estimate.from_json(stored)
+    predicted = predicted_estimate(
+        entry["predicted_records_per_second"], entry.get("predicted_interval")
+    )
+    return over(predicted, measured_interval(entry, runs))
+
+
 def within_tolerance(checks: Sequence[Mapping[str, Any]], runs: int = 1) -> Estimate:
     """How many predictions, over every workload, lie within :data:`TOLERANCE` of the measured
     throughput: at the measured medians, with the interval from those whose whole
@@ -450,11 +485,7 @@ def within_tolerance(checks: Sequence[Mapping[str, Any]], runs: int = 1) -> Esti
     bare = False
     for check in checks:
         for entry in check["remedies"]:
-            measured = measured_interval(entry, runs)
-            predicted = predicted_estimate(
-                entry["predicted_records_per_second"], entry.get("predicted_interval")
-            )
-            ratio = over(predicted, measured)
+            ratio = _ratio(entry, runs)
             value += abs(ratio.value - 1) <= TOLERANCE
             if not ratio.has_interval:
                 bare = True

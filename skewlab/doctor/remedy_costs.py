@@ -26,9 +26,9 @@ larger run, the job's time without its fixed part. The profile derived from the 
 ``salted_stage_one_us``  per density: salting's first stage per record on its busiest subtask
                 (salted job time minus naive RocksDB's, whose reduce is salting's final stage)
 ``latency_p99_ms``  per remedy and density: the runs' per-record operator latency p99
-``job_spread``  per remedy and density: the ends of the bootstrap interval of its job time by
-                slope over the median (``low``, ``high``): how far the profile's own rounds
-                leave its figure, which every prediction made from it carries
+``job_rounds``  per remedy and density: each round's job time by slope over the rounds'
+                median -- how far the profile's own rounds leave its figure, whose bootstrap
+                every prediction made from it carries
 ==============  ============================================================================
 
 These are the costs of *skewlab's* aggregate (an HLL pair per key, precision 10): a user's own
@@ -43,7 +43,6 @@ Example::
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,6 +54,7 @@ from skewlab.doctor.catalog import (
     CATALOG,
     TRIGGER_INTERVAL_MS,
     Remedy,
+    knot_weights,
     strategies,
 )
 from skewlab.doctor.subtask_replay import (
@@ -68,8 +68,9 @@ from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.intervals import median_estimate
+from skewlab.experiments.matched_rounds import measure_matched_rounds
 from skewlab.experiments.results import BenchResult, latest_result
-from skewlab.experiments.rounds import SlopeInput, measure_rounds, slope_fields, warm_up
+from skewlab.experiments.rounds import SlopeInput, slope_fields, warm_up
 from skewlab.inputs.views import ViewSpec
 from skewlab.validation import check_whole
 
@@ -147,9 +148,10 @@ def run_experiment(
             densities[str(spec.n_tweets)] = max(replay["subtasks"], key=lambda s: s["records"])[
                 "density"
             ]
-            for run in measure_rounds(
-                spark, compared, job, views, runs, bar=bar, label=f"{spec.n_tweets} keys, "
-            ):
+            for run in measure_matched_rounds(
+                spark, compared, job, views, runs, max_rounds=settings.get("max_rounds"),
+                bar=bar, label=f"{spec.n_tweets} keys, ",
+            ):  # fmt: skip
                 rows.append(_row(run, spec))
     bar.close()
     summary = summarize(rows, densities, catalog)
@@ -214,13 +216,19 @@ def summarize(
     where a remedy's runs gave no cost per record: :class:`NoCostPerRecord`); per remedy and
     cardinality the median ``job_seconds_by_slope``
     (``summary["intervals"]["job_seconds_by_slope_<remedy>_<keys>"]``: its bootstrap interval
-    over the rounds); ``runs``; ``all_digests_match``."""
+    over the rounds); ``rounds``: per remedy and cardinality, how many (a fast remedy runs
+    more: :mod:`skewlab.experiments.matched_rounds`); ``runs``: the fewest of those;
+    ``all_digests_match``."""
     cards = sorted({r["cardinality"] for r in rows})
     present = [r.name for r in catalog if any(row["remedy"] == r.name for row in rows)]
     intervals: dict[str, Any] = {}
     by_slope: dict[str, dict[str, float | None]] = {}
+    rounds: dict[str, dict[str, int]] = {}
     for name in present:
         by_slope[name] = {}
+        rounds[name] = {
+            str(k): sum(r["remedy"] == name and r["cardinality"] == k for r in rows) for k in cards
+        }
         for k in cards:
             est = median_estimate(
                 [r[MEASURE] for r in rows if r["remedy"] == name and r["cardinality"] == k]
@@ -234,7 +242,8 @@ def summarize(
         profile, error = None, str(failed)
     return {
         "headline_measure": MEASURE,
-        "runs": max((r["run"] for r in rows), default=-1) + 1,
+        "runs": min((n for by_card in rounds.values() for n in by_card.values()), default=0),
+        "rounds": rounds,
         "all_digests_match": all(r["digest_matches_reference"] for r in rows),
         "cost_profile": profile,
         "cost_profile_error": error,
@@ -244,19 +253,12 @@ def summarize(
     }
 
 
-def _knot_weights(records_per_key: list[float], n: float) -> np.ndarray:
-    """How a cost at ``n`` records per key is made of the costs at the profile's densities:
-    linear in log density between two of them, held at the ends (as ``np.interp``)."""
-    x = np.log(np.asarray(records_per_key, dtype=float))
-    return np.array([np.interp(math.log(n), x, unit) for unit in np.eye(len(x))])
-
-
 def _solve_per_record(records_per_key, seconds, histograms) -> list[float] | None:
     """Per-record costs (us) at the profile's densities such that, priced over each view set's
     own busiest subtask (its records by density bucket), they give back its measured time; None
     when that has no non-negative answer."""
     design = np.array([
-        sum(d["records"] * _knot_weights(records_per_key, bucket_records_per_key(int(b)))
+        sum(d["records"] * knot_weights(records_per_key, bucket_records_per_key(int(b)))
             for b, d in hist.items())
         for hist in histograms
     ])  # fmt: skip
@@ -303,17 +305,14 @@ def cost_profile(
             t / med(remedy, k, "busiest_records") * 1e6 for t, k in zip(seconds, cards, strict=True)
         ]
 
-    def spread(remedy: str) -> dict[str, list[float]]:
-        """The interval's ends over the median, per density (1, 1: no interval)."""
-        ends = {"low": [], "high": []}
+    def relative_rounds(remedy: str) -> list[list[float]]:
+        """Each round's job time over the rounds' median, per density."""
+        out = []
         for k in cards:
-            est = median_estimate(
-                [r[MEASURE] for r in rows if r["remedy"] == remedy and r["cardinality"] == k]
-            )
-            bare = est is None or not est.has_interval or est.value <= 0
-            ends["low"].append(1.0 if bare else est.low / est.value)
-            ends["high"].append(1.0 if bare else est.high / est.value)
-        return ends
+            times = [r[MEASURE] for r in rows if r["remedy"] == remedy and r["cardinality"] == k]
+            middle = med(remedy, k, MEASURE)
+            out.append([t / middle for t in times if t is not None])
+        return out
 
     per_record_us = {r.name: per_record(r.name) for r in catalog if r.density_priced}
     # the cache's misses over the heap: extra time per miss, through the origin
@@ -350,7 +349,7 @@ def cost_profile(
         "latency_p99_ms": {
             r.name: [med(r.name, k, "latency_p99_ms") for k in cards] for r in catalog
         },
-        "job_spread": {r.name: spread(r.name) for r in catalog},
+        "job_rounds": {r.name: relative_rounds(r.name) for r in catalog},
         "aggregate": "seed 000's view count (an HLL pair per tweet, precision 10)",
     }
 

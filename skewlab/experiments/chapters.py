@@ -790,6 +790,7 @@ CHAPTERS: tuple[Chapter, ...] = (
                         "cardinalities": (20, 1_000),
                         "parallelism": 2,
                         "runs": 1,
+                        "max_rounds": 1,
                     },
                     "quick": {
                         "n_views": 100_000,
@@ -797,13 +798,17 @@ CHAPTERS: tuple[Chapter, ...] = (
                         "cardinalities": (20, 200, 2_000, 20_000),
                         "parallelism": 2,
                         "runs": 3,
+                        "max_rounds": 3,
                     },
+                    # a short job spreads more: at full size, a fast remedy runs up to four
+                    # times the rounds (matched_rounds)
                     "full": {
                         "n_views": 100_000,
                         "n_users": 25_000,
                         "cardinalities": (20, 200, 2_000, 20_000),
                         "parallelism": 2,
                         "runs": 5,
+                        "max_rounds": 20,
                     },
                 },
             ),
@@ -825,9 +830,27 @@ CHAPTERS: tuple[Chapter, ...] = (
                     ),
                 ),
                 sizes={
-                    "tiny": {"n_views": 5_000, "n_users": 1_000, "n_tweets": 1_000, "runs": 1},
-                    "quick": {"n_views": 100_000, "n_users": 25_000, "n_tweets": 20_000, "runs": 3},
-                    "full": {"n_views": 100_000, "n_users": 25_000, "n_tweets": 20_000, "runs": 5},
+                    "tiny": {
+                        "n_views": 5_000,
+                        "n_users": 1_000,
+                        "n_tweets": 1_000,
+                        "runs": 1,
+                        "max_rounds": 1,
+                    },
+                    "quick": {
+                        "n_views": 100_000,
+                        "n_users": 25_000,
+                        "n_tweets": 20_000,
+                        "runs": 3,
+                        "max_rounds": 3,
+                    },
+                    "full": {
+                        "n_views": 100_000,
+                        "n_users": 25_000,
+                        "n_tweets": 20_000,
+                        "runs": 5,
+                        "max_rounds": 20,
+                    },
                 },
             ),
         ),

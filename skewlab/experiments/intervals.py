@@ -10,7 +10,9 @@ interval that says how far the runs let it move:
   side the interval of a ratio of medians spans about ``[min a / max b, max a / min b]``: runs
   that overlap give an interval that holds 1. At so few runs its coverage is below the nominal
   95 % (the range of 3 runs holds their true median 3 times in 4, of 5 runs 15 times in 16), so
-  "held" reads: even the runs' extremes agree;
+  "held" reads: even the runs' extremes agree. A prediction priced from other runs over this
+  run's median (:func:`draws_over_median`) takes the prediction's own bootstrap distribution
+  for the numerator's side;
 - **order statistics** (:func:`quantile_interval`): the distribution-free interval of a
   percentile from the binomial law of the order statistics; a latency percentile of too few
   micro-batches has none;
@@ -52,8 +54,10 @@ __all__ = [
     "RESAMPLES",
     "Estimate",
     "bound_violation",
+    "draws_over_median",
     "exact",
     "lowest",
+    "median_draws",
     "median_estimate",
     "one_run",
     "over",
@@ -219,6 +223,58 @@ def median_estimate(
     samples = np.median(rng.choice(a, (resamples, len(a))), axis=1)
     low, high = _percentiles(samples, confidence)
     return Estimate(value, min(low, value), max(high, value), len(a), BOOTSTRAP)
+
+
+def median_draws(
+    values: Sequence[float | None], *, resamples: int = RESAMPLES, seed: int = 0
+) -> np.ndarray | None:
+    """The bootstrap distribution of the median of ``values``: the medians of ``resamples``
+    resamples with replacement (``None``: no value).
+
+    Example::
+
+        >>> draws = median_draws([3.0, 1.0, 2.0], resamples=1_000)
+        >>> draws.shape, float(draws.min()), float(draws.max())
+        ((1000,), 1.0, 3.0)
+    """
+    a = _present(values)
+    if not len(a):
+        return None
+    rng = np.random.default_rng(seed)
+    return np.median(rng.choice(a, (resamples, len(a))), axis=1)
+
+
+def draws_over_median(
+    value: float,
+    draws: np.ndarray | None,
+    runs: Sequence[float | None],
+    *,
+    confidence: float = CONFIDENCE,
+    seed: int = 1,
+) -> Estimate | None:
+    """A figure over the median of ``runs`` (a prediction over a measurement), with the
+    bootstrap interval of the quotient: ``draws``, the figure's own bootstrap distribution (one
+    per resample), each over a resampled median of the runs (:func:`median_draws`), both sides
+    resampled on their own as :func:`ratio_of_medians` does. ``draws`` ``None`` (a figure with
+    no spread): the runs' spread alone. ``None`` where no run measured anything.
+
+    Example::
+
+        >>> est = draws_over_median(100.0, np.full(RESAMPLES, 100.0), [40.0, 50.0, 80.0])
+        >>> est.value, est.low, est.high
+        (2.0, 1.25, 2.5)
+    """
+    a = _present(runs)
+    if not len(a) or np.median(a) <= 0:
+        return None
+    quotient = float(value / np.median(a))
+    if len(a) < 2:
+        return Estimate(quotient, runs=len(a))
+    resamples = RESAMPLES if draws is None else len(draws)
+    bottom = median_draws(a, resamples=resamples, seed=seed)
+    top = np.full(resamples, float(value)) if draws is None else np.asarray(draws, dtype=float)
+    low, high = _percentiles(top / bottom, confidence)
+    return Estimate(quotient, min(low, quotient), max(high, quotient), len(a), BOOTSTRAP)
 
 
 def quantile_interval(

