@@ -12,10 +12,11 @@ destinations counted per plane), its verdict also given on its own
 (:func:`~skewlab.doctor.subtask_replay.replay_subtasks`) and prices every remedy
 (:func:`~skewlab.doctor.remedies.predict_remedies`, bounded input: sorted input is
 eligible); then each remedy runs for real at the same parallelism, in ``runs`` rounds after one
-unmeasured run of each (:mod:`skewlab.experiments.rounds`), over the views at two sizes -- and,
-at the full size, a remedy whose job is short runs more rounds, up to ``max_rounds``, so that
-every remedy's figure rests on about as many seconds of runs
-(:mod:`skewlab.experiments.matched_rounds`). Its measured throughput is the profile's measure
+unmeasured run of each (:mod:`skewlab.experiments.rounds`), over the views at two sizes, each
+round over every workload in turn -- and, at the full size, a remedy whose job is short runs
+more rounds, up to ``max_rounds`` (:mod:`skewlab.experiments.matched_rounds`: a slow minute of
+the machine touches every workload alike, and every remedy's figure rests on about as many
+seconds of runs). Its measured throughput is the profile's measure
 (like for like): one over the job's cost per record, the slope between the two sizes, so the
 job's fixed costs cancel as they do in the prices; a remedy's figure is the median over the
 rounds with its bootstrap interval.
@@ -48,6 +49,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,9 +70,15 @@ from skewlab.experiments.intervals import (
     median_estimate,
     over,
 )
-from skewlab.experiments.matched_rounds import measure_matched_rounds
+from skewlab.experiments.matched_rounds import measure_interleaved
 from skewlab.experiments.results import BenchResult, spread
-from skewlab.experiments.rounds import SLOPE_FRACTION, SlopeInput, slope_fields, warm_up
+from skewlab.experiments.rounds import (
+    SLOPE_FRACTION,
+    WARM_ROUNDS,
+    SlopeInput,
+    slope_fields,
+    warm_up,
+)
 from skewlab.inputs.flights import DATA_SET, flight_views
 from skewlab.inputs.views import ViewSpec
 from skewlab.validation import check_whole
@@ -202,30 +210,36 @@ def run_experiment(
 
     spark = spark or get_spark()
     bar = tqdm(
-        total=len(compared) * (1 + 2 * len(specs) * runs),
+        total=len(compared) * (1 + len(specs) * (WARM_ROUNDS + 2 * runs)),
         desc=EXPERIMENT,
         disable=not progress,
     )
     warm_up(spark, compared, job, n_users=settings["n_users"], bar=bar)
     rows, checks = [], []
-    for name, workload in specs.items():
-        with workload.slope_input(spark) as views:
+    with ExitStack() as stack:
+        inputs = {name: stack.enter_context(w.slope_input(spark)) for name, w in specs.items()}
+        replays, predictions = {}, {}
+        for name, views in inputs.items():
             bar.set_postfix_str(f"{name}: the doctor's prediction")
             # the doctor predicts the larger run, the one whose records the slope is scaled to
-            replay = replay_subtasks(
+            replays[name] = replay_subtasks(
                 views.large, "tweet_id", parallelism=p, cache_entries=profile["cache_entries"],
                 buffer_max_count=profile["buffer"]["max_count"],
             )  # fmt: skip
             loads = salted_stage_one_loads(views.large, "tweet_id", salt_buckets=p, parallelism=p)
-            predicted = predict_remedies(replay, loads, profile, bounded=True, salt_buckets=p)
-            measured: dict[str, list[dict]] = {}
-            for run in measure_matched_rounds(
-                spark, compared, job, views, runs, max_rounds=settings.get("max_rounds"),
-                bar=bar, label=f"{name}, ",
-            ):  # fmt: skip
-                rows.append(_row(name, run, p))
-                measured.setdefault(run.side, []).append(rows[-1])
-        checks.append(_check(name, replay, predicted, measured, workload, profile))
+            predictions[name] = predict_remedies(
+                replays[name], loads, profile, bounded=True, salt_buckets=p
+            )
+        measured: dict[str, dict[str, list[dict]]] = {name: {} for name in inputs}
+        for name, run in measure_interleaved(
+            spark, compared, job, inputs, runs, max_rounds=settings.get("max_rounds"), bar=bar
+        ):
+            rows.append(_row(name, run, p))
+            measured[name].setdefault(run.side, []).append(rows[-1])
+    for name, workload in specs.items():
+        checks.append(
+            _check(name, replays[name], predictions[name], measured[name], workload, profile)
+        )
     bar.close()
     summary = summarize(checks, rows, runs)
     summary.update(

@@ -6,7 +6,10 @@ the LRU cache over RocksDB, salting, sorted input -- runs as skewlab runs it (se
 count: per tweet, two HLL sketches) over uniform view sets whose cardinality sets how many records
 each key has (100,000 views over 20,000 tweets: 5 per key; over 20 tweets: 5,000), at the
 doctor's parallelism, in ``runs`` rounds after one unmeasured run of every remedy
-(:mod:`skewlab.experiments.rounds`); each run's digest is checked against Spark SQL's. The
+(:mod:`skewlab.experiments.rounds`), each round over every view set in turn and, at the full
+size, more rounds for a remedy whose job is short (:mod:`skewlab.experiments.matched_rounds`:
+a slow minute of the machine touches every density alike, and every remedy's median rests on
+about as many seconds of runs); each run's digest is checked against Spark SQL's. The
 measure is the seed's own, **job time**, with its fixed part (Spark's job start, the Python
 worker, the collect) cancelled rather than estimated: every round runs each remedy over the same
 views at two sizes (a quarter of the views, then all of them) and the job's cost per record is
@@ -45,6 +48,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -68,9 +72,9 @@ from skewlab.engine.session import get_spark
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.intervals import median_estimate
-from skewlab.experiments.matched_rounds import measure_matched_rounds
+from skewlab.experiments.matched_rounds import measure_interleaved
 from skewlab.experiments.results import BenchResult, latest_result
-from skewlab.experiments.rounds import SlopeInput, slope_fields, warm_up
+from skewlab.experiments.rounds import WARM_ROUNDS, SlopeInput, slope_fields, warm_up
 from skewlab.inputs.views import ViewSpec
 from skewlab.validation import check_whole
 
@@ -134,25 +138,26 @@ def run_experiment(
 
     spark = spark or get_spark()
     bar = tqdm(
-        total=len(compared) * (1 + 2 * len(cards) * runs),
+        total=len(compared) * (1 + len(cards) * (WARM_ROUNDS + 2 * runs)),
         desc=EXPERIMENT,
         disable=not progress,
     )
     warm_up(spark, compared, job, n_users=n_users, seed=seed, bar=bar)
     rows: list[dict] = []
     densities: dict[str, dict] = {}
-    for spec in specs:
-        with SlopeInput(spark, spec) as views:
+    with ExitStack() as stack:
+        inputs = {f"{spec.n_tweets} keys": stack.enter_context(SlopeInput(spark, spec))
+                  for spec in specs}  # fmt: skip
+        for spec, views in zip(specs, inputs.values(), strict=True):
             # the busiest subtask's keys by density, in the larger run's views (the one priced)
             replay = replay_subtasks(views.large, "tweet_id", parallelism=p)
-            densities[str(spec.n_tweets)] = max(replay["subtasks"], key=lambda s: s["records"])[
-                "density"
-            ]
-            for run in measure_matched_rounds(
-                spark, compared, job, views, runs, max_rounds=settings.get("max_rounds"),
-                bar=bar, label=f"{spec.n_tweets} keys, ",
-            ):  # fmt: skip
-                rows.append(_row(run, spec))
+            busiest = max(replay["subtasks"], key=lambda s: s["records"])
+            densities[str(spec.n_tweets)] = busiest["density"]
+        by_name = dict(zip(inputs, specs, strict=True))
+        for name, run in measure_interleaved(
+            spark, compared, job, inputs, runs, max_rounds=settings.get("max_rounds"), bar=bar
+        ):
+            rows.append(_row(run, by_name[name]))
     bar.close()
     summary = summarize(rows, densities, catalog)
     summary.update(parallelism=p, n_views=n_views, seed=seed)

@@ -9,7 +9,7 @@ import pytest
 
 from skewlab.doctor.catalog import strategies
 from skewlab.engine.config import JobConfig
-from skewlab.experiments.matched_rounds import measure_matched_rounds, rounds_matched
+from skewlab.experiments.matched_rounds import measure_interleaved, rounds_matched
 from skewlab.experiments.rounds import SlopeInput
 from skewlab.inputs.views import ViewSpec
 
@@ -23,26 +23,36 @@ def test_a_faster_side_gets_rounds_in_proportion_up_to_the_cap():
         rounds_matched({"a": 1.0}, 5, 4)
 
 
-def test_matched_rounds_follow_the_plan_of_the_first_rounds_times(spark):
+def test_interleaved_rounds_run_every_input_in_turn_and_follow_the_plan(spark):
     compared = {k: v for k, v in strategies(2, 1_000).items() if k in ("naive_heap", "salted")}
     job = JobConfig(parallelism=2)
-    with SlopeInput(spark, ViewSpec(2_000, 500, 20, seed=3)) as views:
-        runs = list(measure_matched_rounds(spark, compared, job, views, 2, max_rounds=5))
-    by_side = {side: [r for r in runs if r.side == side] for side in compared}
-    first = {
-        side: statistics.median(
-            r.small.wall_seconds + r.large.wall_seconds for r in rs if r.round < 2
-        )
-        for side, rs in by_side.items()
-    }
-    plan = rounds_matched(first, 2, 5)
-    for side, rs in by_side.items():
-        # numbered on without a gap, as many as the plan says, every digest Spark SQL's
-        assert sorted(r.round for r in rs) == list(range(plan[side]))
-        assert all(r.digests_match for r in rs)
-    # without a cap above the rounds, every side runs the rounds asked and no more
-    with SlopeInput(spark, ViewSpec(2_000, 500, 20, seed=3)) as views:
-        plain = list(measure_matched_rounds(spark, compared, job, views, 2, max_rounds=None))
-    assert sorted((r.side, r.round) for r in plain) == sorted(
-        (side, n) for side in compared for n in range(2)
-    )
+    with (
+        SlopeInput(spark, ViewSpec(800, 200, 20, seed=3)) as few,
+        SlopeInput(spark, ViewSpec(800, 200, 100, seed=3)) as many,
+    ):
+        inputs = {"20 keys": few, "100 keys": many}
+        runs = list(measure_interleaved(spark, compared, job, inputs, 1, max_rounds=3))
+    # each round goes round every input before the next round starts
+    order = [(name, run.round) for name, run in runs[: 2 * 2]]
+    assert order == [(n, 0) for n in inputs for _ in compared]
+    assert [run.round for _, run in runs] == sorted(run.round for _, run in runs)
+    for name in inputs:
+        mine = [run for n, run in runs if n == name]
+        first = {
+            side: statistics.median(
+                r.small.wall_seconds + r.large.wall_seconds
+                for r in mine
+                if r.side == side and r.round < 1
+            )
+            for side in compared
+        }
+        plan = rounds_matched(first, 1, 3)
+        for side in compared:
+            # numbered on without a gap, as many as the plan says, every digest Spark SQL's
+            got = [r for r in mine if r.side == side]
+            assert sorted(r.round for r in got) == list(range(plan[side]))
+            assert all(r.digests_match for r in got)
+            # each round's slope over the quarter and the whole of the views
+            assert {(r.small.records_processed, r.large.records_processed) for r in got} == {
+                (200, 800)
+            }
