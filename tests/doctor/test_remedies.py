@@ -550,7 +550,7 @@ def test_the_check_bootstraps_both_sides_the_profiles_rounds_and_the_runs():
     # the quotient's draws: the prediction over a resampled profile median, over a resampled
     # median of the runs -- narrower than the worst case of both intervals' ends
     at = mean_density(replay)
-    quotient = (1 / scale_draws(costs, "naive_heap", at)) / median_draws(runs, seed=1)
+    quotient = (1 / scale_draws(costs, "naive_heap", at)) / median_draws(runs, seed=1_000)
     expected = np.percentile(quotient, [2.5, 97.5])
     assert [ratio["low"], ratio["high"]] == pytest.approx(expected.tolist(), rel=0.02)
     assert 0.8 / 1.01 <= ratio["low"] < 1.0 < ratio["high"] <= 1.25 / 0.99
@@ -566,3 +566,19 @@ def test_the_check_bootstraps_both_sides_the_profiles_rounds_and_the_runs():
     loose = summarize([spread_check], [{"digest_matches_reference": True}], 3)["intervals"]
     assert loose["predictions_within_tolerance"]["value"] == len(check["remedies"])
     assert loose["predictions_within_tolerance"]["low"] == 0
+
+
+def test_the_check_resamples_the_profile_and_the_runs_from_independent_streams():
+    import inspect
+
+    from skewlab.experiments.intervals import draws_over_median, median_draws
+
+    factors = [0.8, 0.9, 1.0, 1.1, 1.25]
+    seed = inspect.signature(draws_over_median).parameters["seed"].default
+    measured = median_draws(factors, seed=seed)
+    densities = [10.0**k for k in range(8)]
+    costs = {"records_per_key": densities, "job_rounds": {"x": [factors] * len(densities)}}
+    for density in densities:  # at a profile density its draws are that density's own resamples
+        profile = scale_draws(costs, "x", density)
+        # the same values resampled on one stream would move together (correlation 1)
+        assert abs(np.corrcoef(profile, measured)[0, 1]) < 0.1
