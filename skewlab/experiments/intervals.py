@@ -219,8 +219,7 @@ def median_estimate(
     value = float(np.median(a))
     if len(a) < 2:
         return Estimate(value, runs=1)
-    rng = np.random.default_rng(seed)
-    samples = np.median(rng.choice(a, (resamples, len(a))), axis=1)
+    samples = median_draws(a, resamples=resamples, seed=seed)
     low, high = _percentiles(samples, confidence)
     return Estimate(value, min(low, value), max(high, value), len(a), BOOTSTRAP)
 
