@@ -34,10 +34,9 @@ from pathlib import Path
 
 import pytest
 
-from skewlab.engine.session import JAVA_OPTIONS_ENV
+from skewlab.engine.session import JAVA_OPTIONS_ENV, QUICK_JIT
 
-#: the quick JIT for every Spark JVM of the run, unless the person running the tests said else
-QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+# the quick JIT for every Spark JVM of the run, unless the person running the tests said else
 os.environ.setdefault(JAVA_OPTIONS_ENV, QUICK_JIT)
 
 #: two executors of one core and 1 GiB each, every JVM on this machine

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 
 import nbformat
@@ -274,3 +275,32 @@ def test_a_report_never_writes_into_a_directory_of_a_users_files(tmp_path, capsy
     assert render_report("tiny", out=out, notebooks=[first], progress=False).ok
     assert (out / ".skewlab-report").exists()
     assert render_report("tiny", out=out, notebooks=[first], progress=False).ok  # its own: reused
+
+
+def test_a_report_starts_spark_with_the_quick_jit_at_the_short_sizes_unless_told_else(
+    monkeypatch,
+):
+    from skewlab.engine.session import JAVA_OPTIONS_ENV, QUICK_JIT
+    from skewlab.report.kernel import report_environment
+    from skewlab.report.render import report_java_options
+
+    monkeypatch.delenv(JAVA_OPTIONS_ENV, raising=False)
+    assert [report_java_options(s) for s in ("tiny", "quick", "full")] == [QUICK_JIT] * 2 + [""]
+    with pytest.raises(SkewlabInputError, match="report size"):
+        report_java_options("huge")
+    monkeypatch.setenv(JAVA_OPTIONS_ENV, "")  # set, even empty: the person running it decides
+    assert report_java_options("quick") == ""
+    monkeypatch.setenv(JAVA_OPTIONS_ENV, "-Xss4m")
+    with report_environment(java_options=QUICK_JIT):  # what the kernel started inside sees
+        assert os.environ[JAVA_OPTIONS_ENV] == QUICK_JIT
+    assert os.environ[JAVA_OPTIONS_ENV] == "-Xss4m"
+
+
+def test_the_tiny_report_says_which_options_its_spark_jvm_ran_with(tiny_report):
+    from skewlab.engine.session import QUICK_JIT
+
+    # read back from the kernel's running JVM (the tests' JVMs all run the quick JIT)
+    assert tiny_report.java_options == QUICK_JIT
+    assert "the quick JIT" in tiny_report.java_options_line()
+    index = tiny_report.index.read_text(encoding="utf-8")
+    assert "TieredStopAtLevel=1" in index

@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"index: {result.index}  ({result.seconds:.0f} s)")
     print("\nwhere the time went (seconds; one kernel and one Spark for the whole report):")
     print(result.timings())
+    if result.java_options_line():
+        print(result.java_options_line())
     if result.budget_line():
         print(result.budget_line())
     if result.claims():

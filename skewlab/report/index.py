@@ -37,6 +37,8 @@ def write_index(result, *, total: int | None = None, state: str = "complete") ->
             "reference's shipped with skewlab (its machine and date), the seed's, or a model's "
             "or a simulation's."
         )
+        if result.java_options_line():
+            headline += f"\n{html.escape(result.java_options_line())}."
     elif state == "rendering":
         headline = (
             f'<span class="fail">Incomplete: rendering, {done} of {total} notebooks done</span> '

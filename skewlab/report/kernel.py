@@ -18,6 +18,7 @@ Example::
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
@@ -26,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from skewlab.engine.session import JAVA_OPTIONS_ENV
 from skewlab.viz.render import REPORT_ENV
 
 __all__ = ["FRESH_NOTEBOOK", "KernelError", "SharedKernel", "report_environment"]
@@ -54,20 +56,31 @@ SPARK_START_EXPRESSION = (
     ".spark_start_seconds() if 'skewlab.engine.session' in __import__('sys').modules else 0.0"
 )
 
+#: Evaluated in the kernel after the notebooks: the extra options its Spark JVM started with.
+JAVA_OPTIONS_EXPRESSION = (
+    "__import__('skewlab.engine.session', fromlist=['java_options_in_use'])"
+    ".java_options_in_use() if 'skewlab.engine.session' in __import__('sys').modules else None"
+)
+
 
 @contextlib.contextmanager
-def report_environment() -> Iterator[None]:
+def report_environment(java_options: str | None = None) -> Iterator[None]:
     """``SKEWLAB_REPORT=1`` for the block (a kernel started inside it renders offline HTML and
-    its widgets stay inert), then the old value back."""
-    previous = os.environ.get(REPORT_ENV)
-    os.environ[REPORT_ENV] = "1"
+    its widgets stay inert) and, if given, ``SKEWLAB_JAVA_OPTIONS=java_options`` (the options
+    its Spark JVM starts with), then the old values back."""
+    settings = {REPORT_ENV: "1"}
+    if java_options is not None:
+        settings[JAVA_OPTIONS_ENV] = java_options
+    previous = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     try:
         yield
     finally:
-        if previous is None:
-            os.environ.pop(REPORT_ENV, None)
-        else:
-            os.environ[REPORT_ENV] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 class KernelError(RuntimeError):
@@ -160,6 +173,17 @@ class SharedKernel:
         if not self.manager.has_kernel:
             return 0.0
         return _seconds(self._run("", {"spark": SPARK_START_EXPRESSION}))
+
+    def spark_java_options(self) -> str | None:
+        """The extra options the kernel's Spark JVM was started with
+        (:func:`~skewlab.engine.session.java_options_in_use`), ``None`` if it started none."""
+        if not self.manager.has_kernel:
+            return None
+        value = self._run("", {"options": JAVA_OPTIONS_EXPRESSION}).get("options", {})
+        if value.get("status") != "ok":
+            return None
+        options = ast.literal_eval(value["data"]["text/plain"])
+        return None if options is None else " ".join(options)
 
     def _client(self):
         """The kernel's client for :meth:`prepare`, connected once per kernel process (a

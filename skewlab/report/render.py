@@ -10,12 +10,13 @@ Example::
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skewlab import paths
-from skewlab.engine.session import check_spark_environment
+from skewlab.engine.session import JAVA_OPTIONS_ENV, QUICK_JIT, check_spark_environment
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import SIZES
 from skewlab.report.glossary import write_glossary
@@ -31,12 +32,42 @@ from skewlab.report.timing import format_timings
 from skewlab.state.metadata_file import write_json_atomically
 from skewlab.validation import check_choice, check_writable_dir
 
-__all__ = ["BUDGET_SECONDS", "ReportResult", "notebook_paths", "render_report", "select_notebooks"]
+__all__ = [
+    "BUDGET_SECONDS",
+    "REPORT_JAVA_OPTIONS",
+    "ReportResult",
+    "notebook_paths",
+    "render_report",
+    "report_java_options",
+    "select_notebooks",
+]
 
 
 #: What a whole report may take, per size, in seconds: the quick report's budget on the slower
 #: of the 2-core machines of docs/report.md (a newcomer's first page). A size without one: none.
 BUDGET_SECONDS = {"quick": 120.0}
+
+#: The options Spark's JVM starts with in a report, per size, unless ``$SKEWLAB_JAVA_OPTIONS``
+#: is set (even to ""): the quick JIT where every job lasts seconds (a quick report took
+#: 107.6 s against 122.9 s with the default JIT, docs/report.md; every ratio it concludes has
+#: both sides in that JVM); the full size, as ``skewlab bench``, with the default.
+REPORT_JAVA_OPTIONS = {"tiny": QUICK_JIT, "quick": QUICK_JIT, "full": ""}
+
+
+def report_java_options(size: str) -> str:
+    """The extra options Spark's JVM starts with in a report of ``size``
+    (:data:`REPORT_JAVA_OPTIONS`), or ``$SKEWLAB_JAVA_OPTIONS`` when it is set.
+
+    Example::
+
+        >>> import os; os.environ.pop("SKEWLAB_JAVA_OPTIONS", None)  # doctest: +SKIP
+        >>> report_java_options("quick")  # doctest: +SKIP
+        '-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m'
+        >>> report_java_options("full")  # doctest: +SKIP
+        ''
+    """
+    check_choice("report size (--size)", size, SIZES)
+    return os.environ.get(JAVA_OPTIONS_ENV, REPORT_JAVA_OPTIONS[size])
 
 
 @dataclass
@@ -47,6 +78,9 @@ class ReportResult:
     index: Path
     notebooks: list[NotebookReport] = field(default_factory=list)
     seconds: float = 0.0
+    #: the extra options Spark's JVM ran with (read from the kernel's JVM; what was asked,
+    #: :func:`report_java_options`, if no notebook started Spark)
+    java_options: str = ""
 
     @property
     def ok(self) -> bool:
@@ -63,6 +97,25 @@ class ReportResult:
     def timings(self) -> str:
         """Where the time went, per notebook (:func:`~skewlab.report.timing.format_timings`)."""
         return format_timings([(nb.name, nb.timing) for nb in self.notebooks if nb.timing])
+
+    def java_options_line(self) -> str | None:
+        """A line naming the extra options Spark's JVM ran with, ``None`` without any.
+
+        Example::
+
+            >>> print(ReportResult("quick", Path("index.html"), java_options=QUICK_JIT)
+            ...       .java_options_line())  # doctest: +ELLIPSIS
+            Spark's JVM ran with SKEWLAB_JAVA_OPTIONS='-XX:TieredStopAtLevel=1 ...' (the quick JIT: ...)
+        """  # noqa: E501
+        if not self.java_options:
+            return None
+        why = (
+            "the quick JIT: at this size every job lasts seconds, and both sides of each ratio ran "
+            "in this JVM; skewlab bench and --size full use the default"
+            if self.java_options == QUICK_JIT
+            else "as $SKEWLAB_JAVA_OPTIONS says"
+        )
+        return f"Spark's JVM ran with {JAVA_OPTIONS_ENV}={self.java_options!r} ({why})"
 
     def budget_line(self) -> str | None:
         """A line when a whole report (every notebook) took longer than its size's budget
@@ -218,13 +271,14 @@ def render_report(
     (out_dir / REPORT_MARKER).write_text(json.dumps({"size": size}) + "\n", encoding="utf-8")
     write_glossary(out_dir)
     result = ReportResult(size=size, index=out_dir / "index.html")
+    result.java_options = report_java_options(size)
     started = time.perf_counter()
     bar = tqdm(nb_paths, desc="report", unit="notebook", disable=not progress)
     # the previous run's index goes at once: it would link this run's pages as if complete
     write_index(result, total=len(nb_paths), state="rendering")
     try:
         with (
-            report_environment(),
+            report_environment(java_options=result.java_options),
             SharedKernel(
                 kernel_name, cwd=nb_paths[0].parent, extra_arguments=KERNEL_ARGUMENTS
             ) as kernel,
@@ -236,6 +290,9 @@ def render_report(
                     render_notebook(nb_path, out_dir, params, kernel_name, kernel=kernel)
                 )
                 write_index(result, total=len(nb_paths), state="rendering")
+            ran_with = kernel.spark_java_options()  # what the JVM started with, if it started
+            if ran_with is not None:
+                result.java_options = ran_with
     except BaseException:  # Ctrl-C or a crash: the index says how far this run got
         write_index(result, total=len(nb_paths), state="interrupted")
         raise

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from skewlab.engine.session import JAVA_OPTIONS_ENV
+from skewlab.engine.session import JAVA_OPTIONS_ENV, QUICK_JIT
 from skewlab.viz.render import REPORT_ENV
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -104,7 +104,7 @@ def lab(chromium, tmp_path_factory):
     env.pop(REPORT_ENV, None)  # a person at the sliders, not a report
     # the kernels' Spark JVMs compile with the quick JIT only: a tiny notebook's run is mostly
     # JVM start-up (notebook 08's tiny streaming runs: 53 s -> 45 s); nothing here is measured
-    env[JAVA_OPTIONS_ENV] = "-XX:TieredStopAtLevel=1"
+    env[JAVA_OPTIONS_ENV] = QUICK_JIT
     env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
     env["JUPYTERLAB_WORKSPACES_DIR"] = str(base / "workspaces")
     env["JUPYTER_RUNTIME_DIR"] = str(base / "runtime")
