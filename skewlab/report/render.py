@@ -240,7 +240,7 @@ def render_report(
     their measurements would share the machine's cores.
 
     Args:
-        size: ``quick`` (the default; 125-136 s on the faster of docs/report.md's two 2-core
+        size: ``quick`` (the default; 106-128 s on the faster of docs/report.md's two 2-core
             machines, over its budget there of 80-92 s), ``full`` (the seeds' sizes), or
             ``tiny`` (what the tests render).
         out: output directory (default ``reports/``); must not be an existing file.
