@@ -189,6 +189,18 @@ def test_a_notebook_that_kills_the_kernel_fails_and_the_next_gets_a_new_one(tmp_
     assert result.notebooks[1].ok and result.notebooks[1].timing.kernel > 0  # it paid a restart
 
 
+def test_a_report_whose_last_notebook_kills_the_kernel_still_ends_and_names_its_jvm_options(
+    tmp_path,
+):
+    from skewlab.report.render import report_java_options
+
+    dies = _notebook(tmp_path / "a_dies.ipynb", "import os\nos._exit(3)")
+    result = render_report("tiny", out=tmp_path / "out", notebooks=[dies], progress=False)
+    assert [nb.name for nb in result.failures] == ["a_dies"]
+    # no JVM to read them back from: the options that were asked for
+    assert result.java_options == report_java_options("tiny")
+
+
 def test_the_tiny_report_starts_spark_once_and_says_where(tiny_report):
     spark = [nb.timing.spark for nb in tiny_report.notebooks]
     assert spark[0] > 0 and all(s == 0 for s in spark[1:])  # 00 starts Spark, the rest share it

@@ -176,10 +176,16 @@ class SharedKernel:
 
     def spark_java_options(self) -> str | None:
         """The extra options the kernel's Spark JVM was started with
-        (:func:`~skewlab.engine.session.java_options_in_use`), ``None`` if it started none."""
-        if not self.manager.has_kernel:
+        (:func:`~skewlab.engine.session.java_options_in_use`), ``None`` if it started none or
+        the kernel is gone (the last notebook killed it)."""
+        from jupyter_core.utils import run_sync
+
+        if not self.manager.has_kernel or not run_sync(self.manager.is_alive)():
             return None
-        value = self._run("", {"options": JAVA_OPTIONS_EXPRESSION}).get("options", {})
+        try:
+            value = self._run("", {"options": JAVA_OPTIONS_EXPRESSION}).get("options", {})
+        except (KernelError, TimeoutError, RuntimeError):
+            return None
         if value.get("status") != "ok":
             return None
         options = ast.literal_eval(value["data"]["text/plain"])

@@ -60,10 +60,9 @@ def report_java_options(size: str) -> str:
 
     Example::
 
-        >>> import os; os.environ.pop("SKEWLAB_JAVA_OPTIONS", None)  # doctest: +SKIP
-        >>> report_java_options("quick")  # doctest: +SKIP
+        >>> REPORT_JAVA_OPTIONS["quick"]
         '-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m'
-        >>> report_java_options("full")  # doctest: +SKIP
+        >>> report_java_options("full")  # with $SKEWLAB_JAVA_OPTIONS unset  # doctest: +SKIP
         ''
     """
     check_choice("report size (--size)", size, SIZES)
