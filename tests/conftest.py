@@ -34,7 +34,8 @@ from pathlib import Path
 
 import pytest
 
-from skewlab.engine.session import JAVA_OPTIONS_ENV, QUICK_JIT
+from skewlab.engine.session import JAVA_OPTIONS_ENV
+from skewlab.report.render import QUICK_JIT
 
 # the quick JIT for every Spark JVM of the run, unless the person running the tests said else
 os.environ.setdefault(JAVA_OPTIONS_ENV, QUICK_JIT)

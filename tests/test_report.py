@@ -292,9 +292,9 @@ def test_a_report_never_writes_into_a_directory_of_a_users_files(tmp_path, capsy
 def test_a_report_starts_spark_with_the_quick_jit_at_the_short_sizes_unless_told_else(
     monkeypatch,
 ):
-    from skewlab.engine.session import JAVA_OPTIONS_ENV, QUICK_JIT
+    from skewlab.engine.session import JAVA_OPTIONS_ENV
     from skewlab.report.kernel import report_environment
-    from skewlab.report.render import report_java_options
+    from skewlab.report.render import QUICK_JIT, report_java_options
 
     monkeypatch.delenv(JAVA_OPTIONS_ENV, raising=False)
     assert [report_java_options(s) for s in ("tiny", "quick", "full")] == [QUICK_JIT] * 2 + [""]
@@ -309,7 +309,7 @@ def test_a_report_starts_spark_with_the_quick_jit_at_the_short_sizes_unless_told
 
 
 def test_the_tiny_report_says_which_options_its_spark_jvm_ran_with(tiny_report):
-    from skewlab.engine.session import QUICK_JIT
+    from skewlab.report.render import QUICK_JIT
 
     # read back from the kernel's running JVM (the tests' JVMs all run the quick JIT)
     assert tiny_report.java_options == QUICK_JIT

@@ -153,19 +153,15 @@ def _log4j_options() -> str:
 
 #: Extra options for Spark's JVMs (driver and executors), read once, at the JVM's start.
 JAVA_OPTIONS_ENV = "SKEWLAB_JAVA_OPTIONS"
-#: The quick JIT compiler only, with the code cache a tiered JVM would have (the quick JIT's
-#: default 48 MB fills in a JVM that runs every notebook): for runs of seconds, whose time is
-#: mostly the JVM's start and warm-up (the tests, a tiny or quick report).
-QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 
 
 def java_options(extra: str | None = None) -> str:
     """The options skewlab starts Spark's JVMs with: its log settings, then ``extra``
     (default ``$SKEWLAB_JAVA_OPTIONS``), each of which must be a JVM option (``-...``).
 
-    :data:`QUICK_JIT` (the quick JIT compiler only) makes runs of a few seconds, such as a
-    tiny or quick report's, start faster (``skewlab report`` gives it at those sizes); leave it
-    unset for ``skewlab bench``, whose long runs it slows.
+    ``-XX:TieredStopAtLevel=1`` (the quick JIT compiler only) makes runs of a few seconds,
+    such as the tiny profile's, start faster; leave it unset when measuring, since it slows
+    long runs.
 
     Example::
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skewlab import paths
-from skewlab.engine.session import JAVA_OPTIONS_ENV, QUICK_JIT, check_spark_environment
+from skewlab.engine.session import JAVA_OPTIONS_ENV, check_spark_environment
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import SIZES
 from skewlab.report.glossary import write_glossary
@@ -34,6 +34,7 @@ from skewlab.validation import check_choice, check_writable_dir
 
 __all__ = [
     "BUDGET_SECONDS",
+    "QUICK_JIT",
     "REPORT_JAVA_OPTIONS",
     "ReportResult",
     "notebook_paths",
@@ -46,6 +47,11 @@ __all__ = [
 #: What a whole report may take, per size, in seconds: the quick report's budget on the slower
 #: of the 2-core machines of docs/report.md (a newcomer's first page). A size without one: none.
 BUDGET_SECONDS = {"quick": 120.0}
+
+#: The quick JIT compiler only, with the code cache a tiered JVM would have (the quick JIT's
+#: default 48 MB fills in a JVM that runs every notebook): for runs of seconds, whose time is
+#: mostly the JVM's start and warm-up (a tiny or quick report, the tests).
+QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 
 #: The options Spark's JVM starts with in a report, per size, unless ``$SKEWLAB_JAVA_OPTIONS``
 #: is set (even to ""): the quick JIT where every job lasts seconds (a quick report took

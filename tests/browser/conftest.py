@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from skewlab.engine.session import JAVA_OPTIONS_ENV, QUICK_JIT
+from skewlab.engine.session import JAVA_OPTIONS_ENV
+from skewlab.report.render import QUICK_JIT
 from skewlab.viz.render import REPORT_ENV
 
 CHROMIUM = Path("/usr/bin/chromium")
