@@ -108,6 +108,8 @@ def hand_stated_outcomes(markdown: str) -> list[tuple[str, str]]:
         outcome = OUTCOME.search(sentence)
         if not (figure or outcome):
             continue
+        if sentence.endswith("?") and not figure:
+            continue  # a question (a chapter's own) asks for an outcome, states none
         if SEED.search(sentence) and not (HERE.search(sentence) or WOULD.search(sentence)):
             continue  # the seed's figure, named as such
         if MODEL.search(sentence):
@@ -153,6 +155,7 @@ def test_no_markdown_cell_states_a_measured_outcome_by_hand(path):
         "Each job lasts well under a second, where one run's noise is as large as the difference.",
         "Every chart was measured on Apache Spark when this report was made.",
         "What this chapter claims, checked on this run (at the full size) and on the reference.",
+        "Is the buffer 12x faster at 20 keys?",
     ],
 )
 def test_the_rule_catches_a_planted_outcome(planted):
@@ -170,6 +173,7 @@ def test_the_rule_catches_a_planted_outcome(planted):
         "A flush of `max_count` records replaces 1,000 state round trips by at most 20.",
         "Set `trigger_interval_ms` to `100` for the article's timer.",
         "What this chapter claims, checked on this run and on the reference (a full-size run).",
+        "How much faster does an in-memory buffer make a hot key?",
     ],
 )
 def test_the_rule_lets_attributed_figures_and_mechanisms_through(allowed):

@@ -201,6 +201,19 @@ def test_a_report_whose_last_notebook_kills_the_kernel_still_ends_and_names_its_
     assert result.java_options == report_java_options("tiny")
 
 
+def test_every_chapter_page_asks_its_question_at_the_top_and_answers_it_from_its_claims(
+    tiny_report,
+):
+    for nb in tiny_report.notebooks:
+        record = next(c for c in CHAPTERS if c.notebook[:-6] == nb.name)
+        page = html.unescape(nb.html.read_text(encoding="utf-8"))
+        asked = page.find(record.question)
+        assert asked != -1, f"{nb.name}: its question is not on its page"
+        if record.answered_by:  # the claims table's answer, after everything above it
+            answered = page.find("The question:", page.find("skewlab-answer"))
+            assert answered > asked and record.question in page[answered:], nb.name
+
+
 def test_the_tiny_report_starts_spark_once_and_says_where(tiny_report):
     spark = [nb.timing.spark for nb in tiny_report.notebooks]
     assert spark[0] > 0 and all(s == 0 for s in spark[1:])  # 00 starts Spark, the rest share it

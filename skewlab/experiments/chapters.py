@@ -174,6 +174,10 @@ class Chapter:
     experiment_module: str | None = ""
     #: its figures, tables, sentences and controls (default ``skewlab.viz.<id>``)
     viz_module: str = ""
+    #: the one question the chapter asks: stated at the top of its notebook, answered at its
+    #: end by the claims ``answered_by`` names (its claims table opens with the answer)
+    question: str = ""
+    answered_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.experiment_module == "":
@@ -194,6 +198,8 @@ class Chapter:
 CHAPTERS: tuple[Chapter, ...] = (
     Chapter(
         id="hot_keys",
+        question="How unevenly does a hot key load an operator's subtasks?",
+        answered_by=("hot_key_overloads_a_subtask",),
         number=0,
         seed="000",
         title="The problem in pictures: per-key and per-subtask load",
@@ -206,6 +212,11 @@ CHAPTERS: tuple[Chapter, ...] = (
     ),
     Chapter(
         id="ebs_latency",
+        question=(
+            "How many records per second can one key absorb "
+            "when every record reads and writes its state on disk?"
+        ),
+        answered_by=(),
         number=1,
         seed="000",
         title="The EBS arithmetic, this machine's disk, a real run measured and modelled",
@@ -218,6 +229,12 @@ CHAPTERS: tuple[Chapter, ...] = (
     ),
     Chapter(
         id="salting",
+        question="What does salting a hot key buy, and what does it break?",
+        answered_by=(
+            "salting_spreads_the_load",
+            "running_partials_double_count",
+            "salting_loses_order",
+        ),
         number=2,
         seed="000",
         title="Key salting: the double count and the per-key order it loses",
@@ -247,6 +264,15 @@ CHAPTERS: tuple[Chapter, ...] = (
     ),
     Chapter(
         id="buffering",
+        question=(
+            "How much faster does an in-memory buffer "
+            "make a hot key, and what does it cost in latency?"
+        ),
+        answered_by=(
+            "buffer_wins_at_20_keys",
+            "gain_shrinks_with_keys",
+            "latency_grows_with_interval",
+        ),
         number=3,
         seed="000",
         title="In-memory buffering: throughput over cardinality, latency over the interval",
@@ -320,6 +346,11 @@ CHAPTERS: tuple[Chapter, ...] = (
     ),
     Chapter(
         id="state_cache",
+        question=(
+            "When does an LRU cache of objects in front of "
+            "RocksDB pay, and what does it cost when it misses?"
+        ),
+        answered_by=("cache_wins_at_all_hits", "speedup_grows_with_hits", "zero_hits_cost_little"),
         number=4,
         seed="003",
         title="FLIP-325: an LRU cache of objects in front of RocksDB",
@@ -416,6 +447,12 @@ CHAPTERS: tuple[Chapter, ...] = (
     ),
     Chapter(
         id="sorted_input",
+        question="On bounded input, does sorting by key beat keeping every key's state?",
+        answered_by=(
+            "sorted_beats_rocksdb",
+            "heap_beats_sorted_here",
+            "sorted_finishes_where_heap_runs_out",
+        ),
         number=5,
         seed="001",
         title="FLIP-140: sorted input with single-key state for bounded input",
@@ -515,6 +552,12 @@ CHAPTERS: tuple[Chapter, ...] = (
     ),
     Chapter(
         id="rescaling",
+        question="When a job changes its parallelism, which bytes does a new subtask read?",
+        answered_by=(
+            "key_groups_read_less",
+            "key_groups_read_only_owned",
+            "index_reads_more_bytes_than_key_groups",
+        ),
         number=6,
         seed="002",
         title="Rescaling through key groups: restore at a new parallelism",
@@ -564,6 +607,10 @@ CHAPTERS: tuple[Chapter, ...] = (
     ),
     Chapter(
         id="backlog",
+        question=(
+            "After an outage, how much does scaling out speed the catch-up when one key is hot?"
+        ),
+        answered_by=("uniform_scales_out", "hot_key_caps_capacity", "buffering_lifts_ceiling"),
         number=7,
         seed="002",
         title="The outage backlog: catch-up time against parallelism",
@@ -645,6 +692,12 @@ CHAPTERS: tuple[Chapter, ...] = (
     ),
     Chapter(
         id="streaming",
+        question="Do the hot-key lessons hold in Spark's own streaming engine?",
+        answered_by=(
+            "per_batch_beats_per_record",
+            "builtin_beats_per_batch",
+            "latency_grows_with_trigger",
+        ),
         number=8,
         seed="000",
         title="Spark Structured Streaming: per-record, per-batch and Spark's aggregation",
@@ -741,6 +794,12 @@ CHAPTERS: tuple[Chapter, ...] = (
     ),
     Chapter(
         id="skew_doctor",
+        question="How far can the doctor's counts and predictions on your keys be trusted?",
+        answered_by=(
+            "doctor_counts_what_runs_count",
+            "doctor_throughput_within_tolerance",
+            "doctor_ranks_remedies_as_measured",
+        ),
         number=9,
         seed="-",
         title="The skew doctor: your own keys, where their load lands, what parallelism can do",
@@ -866,6 +925,12 @@ CHAPTERS: tuple[Chapter, ...] = (
     ),
     Chapter(
         id="beyond_salting",
+        question="Can a hot key be split only as far as its load needs?",
+        answered_by=(
+            "pkg_cuts_the_imbalance_by_an_order_of_magnitude",
+            "splitting_keeps_fewer_replicas_than_salting",
+            "pkg_job_throughput_beats_naive",
+        ),
         number=10,
         seed="-",
         title="Beyond salting: two choices, D-Choices and W-Choices split only the keys that "

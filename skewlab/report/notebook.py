@@ -118,8 +118,13 @@ def verdict_counts(statuses) -> str:
     return f"{', '.join(shown) or 'none concluded'} ({tail}of {len(statuses)})"
 
 
+#: how a chapter's notebook states its question, under its heading
+QUESTION_MARK = "**The question:**"
+
+
 def title_and_summary(nb_path: Path) -> tuple[str, str]:
-    """The first heading of a notebook and the first sentence of the text after it."""
+    """The first heading of a notebook and the first sentence of the text after it (its
+    question's line left out)."""
     nb = json.loads(nb_path.read_text())
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "markdown":
@@ -127,7 +132,9 @@ def title_and_summary(nb_path: Path) -> tuple[str, str]:
         source = "".join(cell.get("source", []))
         lines = [ln.strip() for ln in source.splitlines() if ln.strip()]
         title = next((ln.lstrip("# ") for ln in lines if ln.startswith("#")), nb_path.stem)
-        prose = " ".join(ln for ln in lines if not ln.startswith("#"))
+        prose = " ".join(
+            ln for ln in lines if not ln.startswith("#") and not ln.startswith(QUESTION_MARK)
+        )
         summary = prose.split(". ")[0].rstrip(".") + "." if prose else ""
         return title, summary
     return nb_path.stem, ""

@@ -9,9 +9,11 @@ is a benchmark, the claim is also evaluated over the benchmark's reference
 (:mod:`skewlab.experiments.references`), whose provenance is printed under the table, and which
 says so when it was measured by other code than the running one.
 
-The returned :class:`ClaimsTable` renders as HTML in a notebook and as text in a terminal, and
-carries its outcomes as JSON (MIME type :data:`MIME_TYPE`), which ``skewlab report`` counts on
-its index page.
+The table opens with the chapter's question (:attr:`Chapter.question`) and its answer: the
+claims the registry says answer it (``answered_by``), each with this run's and the reference's
+verdict. The returned :class:`ClaimsTable` renders as HTML in a notebook and as text in a
+terminal, and carries its outcomes as JSON (MIME type :data:`MIME_TYPE`), which ``skewlab
+report`` counts on its index page.
 
 Example::
 
@@ -19,7 +21,9 @@ Example::
     ...     "experiment": "buffering", "summary": {"runs": 3, "speedup_at_20_keys": 12.0,
     ...     "intervals": {"speedup_at_20_keys": {"value": 12.0, "low": 9.5, "high": 14.0,
     ...                                          "runs": 3, "method": "bootstrap"}}}})
-    >>> str(table).splitlines()[1].split(": ", 1)[1]
+    >>> str(table).startswith("The question: How much faster does an in-memory buffer")
+    True
+    >>> str(table).splitlines()[3].split(": ", 1)[1]  # the answer: the first claim, this run
     'held -- buffered / naive job throughput at 20 keys: 12.0x [9.5..14.0] (3 runs)'
     >>> table.counts()["this_run"]["held"] >= 1
     True
@@ -102,6 +106,43 @@ class ClaimsTable:
         seed = chapter_record(self.chapter).seed
         return "the seed" if seed and seed != "-" else "the papers"
 
+    @property
+    def question(self) -> str:
+        """The chapter's one question (the registry's :attr:`Chapter.question`)."""
+        return chapter_record(self.chapter).question
+
+    def answering_rows(self) -> list[ClaimRow]:
+        """The rows of the claims that answer the chapter's question (its ``answered_by``), in
+        the registry's order; none when this table holds none of them.
+
+        Example::
+
+            >>> [r.claim.id for r in ClaimsTable("buffering", "tiny", []).answering_rows()]
+            []
+        """
+        by_id = {r.claim.id: r for r in self.rows}
+        return [by_id[i] for i in chapter_record(self.chapter).answered_by if i in by_id]
+
+    def answer(self) -> str:
+        """The chapter's question and its answer as this table's claims give it (this run's
+        verdict and figure, then the reference's); ``""`` when no answering claim is here.
+
+        Example::
+
+            >>> print(ClaimsTable("buffering", "tiny", []).answer() or "(none here)")
+            (none here)
+        """
+        rows = self.answering_rows()
+        if not rows:
+            return ""
+        lines = [f"The question: {self.question}", "The answer, from the claims below:"]
+        for r in rows:
+            lines.append(f"  {r.claim.statement}")
+            lines.append(f"    this run ({self.size}): {_line(r.this_run)}")
+            if r.reference is not None:
+                lines.append(f"    reference (full): {_line(r.reference)}")
+        return "\n".join(lines)
+
     def counts(self) -> dict[str, dict[str, int]]:
         """How many claims held, did not hold, and were not measured, in this run and in the
         reference (claims whose source has no reference count as not measured there)."""
@@ -116,6 +157,8 @@ class ClaimsTable:
         return {
             "chapter": self.chapter,
             "size": self.size,
+            "question": self.question,
+            "answered_by": [r.claim.id for r in self.answering_rows()],
             "claims": [
                 {
                     "id": r.claim.id,
@@ -147,7 +190,8 @@ class ClaimsTable:
         }
 
     def __str__(self) -> str:
-        lines = []
+        answer = self.answer()
+        lines = [answer, ""] if answer else []
         for r in self.rows:
             lines.append(r.claim.statement)
             lines.append(f"  this run ({self.size}): {_line(r.this_run)}")
@@ -210,10 +254,27 @@ class ClaimsTable:
                 f"<li>Reference for <code>{html.escape(source)}</code>: {html.escape(line)}</li>"
             )
         return (
-            "<div class='skewlab-claims'><table>"
+            "<div class='skewlab-claims'>" + self._answer_html() + "<table>"
             f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
             + (f"<ul>{''.join(notes)}</ul>" if notes else "")
             + "</div>"
+        )
+
+    def _answer_html(self) -> str:
+        rows = self.answering_rows()
+        if not rows:
+            return ""
+        items = "".join(
+            f"<li>{html.escape(r.claim.statement)} <br>this run ({html.escape(self.size)}): "
+            f"{_cell(r.this_run)}"
+            + ("" if r.reference is None else f"; reference (full): {_cell(r.reference)}")
+            + "</li>"
+            for r in rows
+        )
+        return (
+            "<div class='skewlab-answer'>"
+            f"<p><b>The question:</b> {html.escape(self.question)}</p>"
+            f"<p><b>The answer</b>, from the claims below:</p><ul>{items}</ul></div>"
         )
 
 

@@ -190,3 +190,18 @@ def test_the_packages_list_every_chapter_module_the_registry_places_in_them(pack
     assert mine <= table, f"{package}'s table misses {mine - table}"
     elsewhere = {m.rsplit(".", 1)[1] for m in placed if m and m.rsplit(".", 1)[0] != package}
     assert not (elsewhere - mine) & set(module.__all__)
+
+
+@pytest.mark.parametrize("chapter_id", [c.id for c in CHAPTERS])
+def test_every_chapter_asks_one_question_its_notebook_states_and_its_claims_answer(chapter_id):
+    from skewlab.experiments.claims import chapter_claims
+    from skewlab.report.notebook import QUESTION_MARK
+
+    record = chapter(chapter_id)
+    assert record.question.endswith("?") and record.question.count("?") == 1, record.question
+    ids = [c.id for c in chapter_claims(chapter_id)]
+    assert set(record.answered_by) <= set(ids), f"{chapter_id}: no such claim"
+    assert bool(record.answered_by) == bool(ids), f"{chapter_id}: claims, yet none answers"
+    nb = json.loads((paths.notebooks_dir() / record.notebook).read_text(encoding="utf-8"))
+    top = "".join(next(c for c in nb["cells"] if c["cell_type"] == "markdown")["source"])
+    assert f"{QUESTION_MARK} {record.question}" in top, f"{record.notebook}: not at its top"

@@ -27,7 +27,7 @@ from skewlab.experiments.claims import (
 )
 from skewlab.experiments.intervals import Estimate, exact
 from skewlab.experiments.references import load_reference, reference_status
-from skewlab.viz.claims import MIME_TYPE, claims_table, outcomes_from_notebook
+from skewlab.viz.claims import MIME_TYPE, ClaimsTable, claims_table, outcomes_from_notebook
 
 ALL = [(c.id, k) for c in CHAPTERS for k in chapter_claims(c.id)]
 
@@ -137,6 +137,28 @@ def test_a_claims_table_carries_its_outcomes_for_the_report():
     outcomes = {o["id"]: o["this_run"] for o in outcomes_from_notebook(nb)}
     assert outcomes["buffer_wins_at_20_keys"] == HELD
     assert outcomes["gain_shrinks_with_keys"] == NOT_MEASURED
+
+
+def test_a_claims_table_opens_with_the_chapters_question_and_the_claims_that_answer_it():
+    interval = {"value": 4.0, "low": 3.5, "high": 4.6, "runs": 3, "method": "bootstrap"}
+    summary = {"speedup_at_20_keys": 4.0, "runs": 3, "intervals": {"speedup_at_20_keys": interval}}
+    table = claims_table("buffering", buffering={"experiment": "buffering", "summary": summary})
+    question = "How much faster does an in-memory buffer make a hot key"
+    text, page = str(table), table._repr_mimebundle_()["text/html"]
+    assert text.startswith(f"The question: {question}") and question in page
+    assert page.index("skewlab-answer") < page.index("<table>")  # the answer before the table
+    # the answering claims this table holds (the latency sweep's is not given here)
+    assert table.to_json()["answered_by"] == ["buffer_wins_at_20_keys", "gain_shrinks_with_keys"]
+    answer = text.split("\n\n", 1)[0]
+    assert "4.0x [3.5..4.6] (3 runs)" in answer and "trigger interval" not in answer
+    # the other source's table answers with its own claim; an empty one has no answer block
+    import pandas as pd
+
+    sweep = pd.DataFrame({"trigger_interval_ms": [10.0, 500.0], "latency_p50_ms": [5.0, 250.0]})
+    latency = claims_table("buffering", latency_sweep=sweep)
+    assert latency.to_json()["answered_by"] == ["latency_grows_with_interval"]
+    assert latency.answer().startswith("The question: ")
+    assert ClaimsTable("buffering", "tiny", []).answer() == ""
 
 
 def test_bad_names_are_refused():
