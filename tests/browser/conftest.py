@@ -175,13 +175,16 @@ def new_tab(context):
     tab = context.new_page()
     tab.errors = []
     tab.on("pageerror", lambda exc: tab.errors.append(f"page error: {exc}"))
-    tab.on(
-        "console",
-        lambda msg: (
-            tab.errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None
-        ),
-    )
+    tab.on("console", lambda msg: _record_console_error(tab, msg))
     return tab
+
+
+def _record_console_error(tab, msg) -> None:
+    """A console error with the address it names (a failed resource's is that resource's)."""
+    if msg.type != "error":
+        return
+    where = (msg.location or {}).get("url") or ""
+    tab.errors.append(f"console {msg.type}: {msg.text}" + (f" [{where}]" if where else ""))
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,37 @@ from papermill.parameterize import parameterize_notebook
 
 from skewlab import paths
 
+#: a failed request in a JupyterLab server's log, and the error of the race behind it
+_FAILED_KERNEL_LIST = re.compile(r"\] 500 GET (/api/kernels\?\S+)")
+_LAST_ACTIVITY_RACE = (
+    "The 'last_activity' trait of a ServerKernelManager instance expected a datetime"
+)
+#: how a tab records a failed resource (conftest's ``new_tab``): the message, then its address
+RESOURCE_500 = "console error: Failed to load resource: the server responded with a status of 500"
+
+
+def kernel_list_races(log: str) -> set[str]:
+    """The ``GET /api/kernels?...`` requests a JupyterLab server's ``log`` answered with 500
+    because a kernel was still starting -- jupyter_server's ``list_kernels`` reads a starting
+    kernel's ``last_activity`` before it is set, an upstream race the next notebook's kernel,
+    started in a second tab, can meet -- each as its path and query; a 500 with any other cause
+    is not among them."""
+    races, since = set(), 0
+    for match in _FAILED_KERNEL_LIST.finditer(log):
+        if _LAST_ACTIVITY_RACE in log[since : match.start()]:
+            races.add(match.group(1))
+        since = match.end()
+    return races
+
+
+def unexplained_errors(errors: list[str], races: set[str]) -> list[str]:
+    """A tab's recorded errors less the failed kernel lists that were the server's race."""
+    return [
+        e for e in errors
+        if not (e.startswith(RESOURCE_500) and any(e.endswith(f"{uri}]") for uri in races))
+    ]  # fmt: skip
+
+
 #: a person waits this long for a redraw at most (a Run button's Spark job included)
 REDRAW_SECONDS = 90
 RUN_ALL_SECONDS = 300
