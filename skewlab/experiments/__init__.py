@@ -24,6 +24,8 @@ only -- what runs, and the figures and summaries it returns.
 ``splitting``       chapter 10: key splitting (PKG, D-Choices, W-Choices) beside naive and
                     salting, measured at p = 2 and 4, the routing simulated to p = 128
 ``cache_admission`` chapter 10: LRU, W-TinyLFU and OPT hit ratios, simulated over key traces
+``step_through``    small real runs traced record by record (key groups, the buffer, the
+                    LRU cache), for the chapters to play back step by step
 ``references``      the full-size results shipped with skewlab, their provenance
 ``claims``          each chapter's claims, checked over a result
 ==================  ===============================================================
@@ -52,6 +54,7 @@ from skewlab.experiments import (
     sorted_input,
     splitting,
     state_cache,
+    step_through,
     streaming,
     value_state,
 )
@@ -85,6 +88,7 @@ __all__ = [
     "sorted_input",
     "splitting",
     "state_cache",
+    "step_through",
     "streaming",
     "value_state",
 ]

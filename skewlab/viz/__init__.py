@@ -31,6 +31,8 @@
                     shape's sentence, ``bench streaming``'s table
 ``beyond_salting``  notebook 10: key splitting's table, figures, sentences and controls,
                     ``bench splitting``'s summary
+``step_through``    a traced run played back: play / previous / next in JupyterLab, the
+                    same steps as a plotly figure's frames in a report
 ``reference_section``  a section a size leaves out: this run's, or the shipped reference's
 ==================  ===============================================================
 
@@ -62,6 +64,7 @@ from skewlab.viz import (
     salting,
     sorted_input,
     state_cache,
+    step_through,
     streaming,
 )
 from skewlab.viz.palette import COLORS, LABELS, TEMPLATE
@@ -97,6 +100,7 @@ __all__ = [
     "setup_notebook",
     "sorted_input",
     "state_cache",
+    "step_through",
     "streaming",
     "summary_formatter",
     "use_report_renderer",

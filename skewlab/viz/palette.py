@@ -71,6 +71,7 @@ COLORS = {
     "operator_cpu": "#74c476",  # operators' CPU time beside a job time (a paler "sorted")
     "cold_partition": "#9fb4c7",  # a partition without the hot key
     "unlisted": "#7f7f7f",  # a curve with no colour of its own (an explorer's)
+    "at_rest": "#c7c7c7",  # a step-through's quiet bar: records merged, a key not cached
     # a claim's outcome (viz.claims)
     "held": "#2ca02c",
     "not_held": "#d62728",

@@ -144,6 +144,15 @@ class LabNotebook:
         :attr:`explorer_index`-th of several."""
         return self.page.locator(".skewlab-explorer").nth(self.explorer_index)
 
+    @property
+    def step_through(self):
+        """The notebook's step-through widget (play / previous / next over a traced run)."""
+        return self.page.locator(".skewlab-step-through").first
+
+    def step_title(self) -> str:
+        """The title of the step-through's chart: what the step shown did."""
+        return self.charts(self.step_through)[0]["title"]
+
     def charts(self, root=None) -> list[dict]:
         """Title, trace names, legend, tick labels and text of each chart (of ``root``)."""
         target = root if root is not None else self.explorer

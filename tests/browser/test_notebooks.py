@@ -28,7 +28,40 @@ def _int(text: str) -> int:
     return int(text.replace(",", ""))
 
 
+def drive_step_through(nb: LabNotebook) -> None:
+    """The step-through: next twice, previous once, then Play; each shows the record it names."""
+    assert nb.step_title().startswith("record 1 of")
+    buttons = nb.step_through
+    t = time.perf_counter()
+    buttons.get_by_role("button", name="next").click()
+    buttons.get_by_role("button", name="next").click()
+    nb.expect(
+        "click next twice on the step-through",
+        "its chart's title starts 'record 3 of'",
+        lambda: nb.step_title().startswith("record 3 of"),
+        t,
+    )
+    t = time.perf_counter()
+    buttons.get_by_role("button", name="previous").click()
+    nb.expect(
+        "click previous on the step-through",
+        "its chart's title starts 'record 2 of'",
+        lambda: nb.step_title().startswith("record 2 of"),
+        t,
+    )
+    t = time.perf_counter()
+    buttons.locator(".widget-play button").first.click()  # the Play widget's play button
+    nb.expect(
+        "click play on the step-through",
+        "the record in its chart's title moves on past record 3",
+        lambda: _number(r"^record (\d+) of", nb.step_title()) > 3,
+        t,
+    )
+    buttons.locator(".widget-play button").nth(1).click()  # pause: the steps stay put
+
+
 def drive_00(nb: LabNotebook) -> None:
+    drive_step_through(nb)
     before = _number(r"carries ([\d.]+)%", _title(nb))
     t = time.perf_counter()
     nb.type_into_slider("Zipf skew s", "2.5")
@@ -91,6 +124,7 @@ def drive_02(nb: LabNotebook) -> None:
 
 
 def drive_03(nb: LabNotebook) -> None:
+    drive_step_through(nb)
     assert nb.charts() == []  # nothing runs before Run
     nb.press_on_slider("distinct tweets", "ArrowRight")  # 20 -> 10
     nb.press_on_slider("max_count", "ArrowLeft")  # 1,000 -> 100
@@ -109,6 +143,7 @@ def drive_03(nb: LabNotebook) -> None:
 
 
 def drive_04(nb: LabNotebook) -> None:
+    drive_step_through(nb)
     t = time.perf_counter()
     nb.type_into_slider("cache entries", "1000")
     nb.expect(

@@ -1,0 +1,344 @@
+"""Step-through runs: a small real run on Spark, traced record by record, for the chapters to
+play back.
+
+Each function runs one mechanism the seeds draw on a small input, with the operator chain
+traced (:mod:`skewlab.operators.traced`), and returns a :class:`Trace`: the events in arrival
+order, the state after each one (:meth:`Trace.steps`), and what the run's sink collected. The
+run is the engine's own -- Spark routes the records by Flink's key groups, the real operator
+and state backend handle them -- only fed one record at a time.
+
+==========================  ====================================================================
+:func:`trace_key_groups`    records reaching subtasks through key groups (chapter 00): a keyed
+                            count of a few Zipf views per tweet
+:func:`trace_buffer`        seed 000's buffer filling and flushing (chapter 03): the list
+                            buffer over a keyed reduce of the views, count-triggered
+:func:`trace_cache`         FLIP-325's LRU hitting, missing and evicting (chapter 04): a keyed
+                            count of keys in a cycle, behind a cache of a few entries
+==========================  ====================================================================
+
+Example::
+
+    >>> trace = trace_cache(spark, n_records=12, n_keys=3, cache_entries=2)  # doctest: +SKIP
+    >>> trace.describe(trace.steps()[3])                                      # doctest: +SKIP
+    'record 4 of 12: key 0 (key group 31) -> subtask 0: a miss: read from RocksDB; ...'
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from skewlab.aggregates.stats_state import StatsSerializer, StatsState
+from skewlab.engine.config import JobConfig
+from skewlab.engine.job import collect_stage, run_stage
+from skewlab.engine.stage import StageSpec
+from skewlab.errors import SkewlabInputError
+from skewlab.inputs.views import ViewSpec, generate_views
+from skewlab.inputs.wordcount import SEQ, WORD, wordcount_input
+from skewlab.operators.buffers import BUFFERS
+from skewlab.operators.traced import STATE_COUNTERS, read_trace, traced_stage
+from skewlab.state.api import PickleSerializer
+from skewlab.strategies.buffered import Buffered
+from skewlab.strategies.count import CountJob
+from skewlab.strategies.keyed import VIEW_INPUT, upstream
+from skewlab.validation import check_whole
+
+__all__ = [
+    "MAX_TRACED_RECORDS",
+    "Trace",
+    "trace_buffer",
+    "trace_cache",
+    "trace_key_groups",
+]
+
+#: The most records a step-through traces: every record is one event, one step to play.
+MAX_TRACED_RECORDS = 500
+
+
+@dataclass
+class Trace:
+    """A traced run: its mechanism, settings, events (arrival order) and collected results.
+
+    ``results`` are the run's sink, as the trace's ``final`` events write them (keys as
+    strings; a tweet's state as its statistics), so that :meth:`final_state` can be held
+    against them.
+    """
+
+    mechanism: str
+    parameters: dict[str, Any]
+    events: list[dict[str, Any]]
+    results: dict[str, Any]
+    records_in: int
+    key_group_ranges: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def records(self) -> int:
+        """Record events in the trace (one per record the operators received)."""
+        return sum(e["kind"] == "record" for e in self.events)
+
+    def final_state(self) -> dict[str, Any]:
+        """Every key's state at the end, merged over the subtasks' ``finish`` events."""
+        state: dict[str, Any] = {}
+        for event in self.events:
+            if event["kind"] == "finish" and event.get("final"):
+                overlap = state.keys() & event["final"].keys()
+                if overlap:
+                    raise RuntimeError(f"keys {sorted(overlap)[:5]} ended in two subtasks")
+                state |= event["final"]
+        return state
+
+    def steps(self) -> list[dict[str, Any]]:
+        """The state after each event, in arrival order: the event itself, records so far per
+        subtask and per key, the state backends' counters so far (summed over subtasks), the
+        flushes so far, per subtask its buffer's records per key (the records it received since
+        its last flush) and the keys its cache holds, and the records this step flushed.
+        """
+        parallelism = self.parameters["parallelism"]
+        per_subtask = [0] * parallelism
+        per_key: Counter = Counter()
+        totals = dict.fromkeys((*STATE_COUNTERS, "flushes", "records_out"), 0)
+        held: dict[int, Counter] = {}  # per subtask: its buffer's records per key
+        cached: dict[int, list] = {}
+        steps = []
+        for event in self.events:
+            subtask, flushed = event["subtask"], 0
+            if event["kind"] == "record":
+                per_subtask[subtask] += 1
+                per_key[str(event["key"])] += 1
+            for name, change in (*event["state"].items(), *event["out"].items()):
+                if name in totals:
+                    totals[name] += change
+            if "buffered_keys" in event:
+                counter = held.setdefault(subtask, Counter())
+                if event["kind"] == "record":
+                    counter[str(event["key"])] += 1
+                if event["out"].get("flushes"):
+                    flushed = sum(counter.values())
+                    counter.clear()
+            if "cached_keys" in event:
+                cached[subtask] = [str(k) for k in event["cached_keys"]]
+            steps.append(
+                {
+                    "event": event,
+                    "records_per_subtask": list(per_subtask),
+                    "records_per_key": dict(per_key),
+                    "totals": dict(totals),
+                    "buffered": {s: dict(c) for s, c in held.items()},
+                    "flushed": flushed,
+                    "cached_keys": {s: list(k) for s, k in cached.items()},
+                }
+            )
+        return steps
+
+    def describe(self, step: dict[str, Any]) -> str:
+        """One line on what ``step`` did, in the words of the mechanism, from its event."""
+        event = step["event"]
+        state, out = event["state"], event["out"]
+        done = sum(step["records_per_subtask"])
+        if event["kind"] == "record":
+            head = (
+                f"record {done} of {self.records}: key {event['key']} "
+                f"(key group {event['key_group']}) -> subtask {event['subtask']}"
+            )
+        elif event["kind"] == "timer":
+            head = f"subtask {event['subtask']}: its timer fired"
+        else:
+            head = f"subtask {event['subtask']}: end of input"
+        what = []
+        if state.get("cache_hits"):
+            what.append("a hit: the object was in the cache")
+        if state.get("cache_misses"):
+            what.append("a miss: read from RocksDB")
+        if state.get("evictions"):
+            written = state.get("writes", 0)
+            what.append(
+                f"evicted {state['evictions']} entr{'y' if state['evictions'] == 1 else 'ies'}"
+                + (f", {written} dirty: written to RocksDB" if written else "")
+            )
+        if out.get("flushes"):
+            writes = state.get("writes", 0)
+            what.append(
+                f"flush: {step['flushed']} records of {writes} key(s) merged into keyed state "
+                f"with {state.get('reads', 0)} read(s) and {writes} write(s) -- one each per key, "
+                f"where the naive reduce pays one each per record"
+            )
+        elif "buffered" in event and event["kind"] == "record":
+            what.append(
+                f"buffered: {event['buffered']} of {self.parameters['max_count']} records held"
+            )
+        if self.mechanism == "key_groups" and event["kind"] == "record":
+            lo, hi = self.key_group_ranges[event["subtask"]]
+            what.append(f"subtask {event['subtask']} owns key groups {lo}-{hi}")
+        return head + (": " + "; ".join(what) if what else "")
+
+
+def _check_records(n_records: int) -> None:
+    check_whole("n_records (records to trace)", n_records, 1)
+    if n_records > MAX_TRACED_RECORDS:
+        raise SkewlabInputError(
+            f"n_records={n_records}: a step-through traces at most {MAX_TRACED_RECORDS} records "
+            "(one step each)"
+        )
+
+
+def _run_traced(spark, df, stage: StageSpec, job: JobConfig, serializer, results_map=None):
+    """Run ``stage`` over ``df`` traced; ``(events, results, records in)``."""
+    with tempfile.TemporaryDirectory(prefix="skewlab-trace-") as directory:
+        out = collect_stage(run_stage(df, spark, traced_stage(stage, directory), job), serializer)
+        events = read_trace(directory)
+    mapped = results_map or (lambda value: value)
+    results = {str(k): _plain_result(mapped(v)) for k, v in out.results.items()}
+    return events, results, sum(m.records_in for m in out.metrics if m.stage == stage.name)
+
+
+def _plain_result(value: Any) -> Any:
+    if hasattr(value, "__dataclass_fields__"):
+        return {name: getattr(value, name) for name in value.__dataclass_fields__}
+    return value
+
+
+def _resolved(spark, parallelism: int, max_parallelism: int) -> JobConfig:
+    return JobConfig(
+        parallelism=parallelism, max_parallelism=max_parallelism, disk_profile=None
+    ).resolved(spark.sparkContext.defaultParallelism)
+
+
+def _count_trace(mechanism, spark, df, count: CountJob, key_type: str, job: JobConfig, params):
+    stage = StageSpec(
+        name=f"1:count-{count.strategy}",
+        key_col=WORD,
+        operator=count.operator(),
+        final=True,
+        serializer=PickleSerializer(),
+        key_type=key_type,
+        order_by=count.order_by,
+    )
+    events, results, records_in = _run_traced(spark, df, stage, job, stage.serializer)
+    return Trace(
+        mechanism=mechanism,
+        parameters=params | {"parallelism": job.parallelism},
+        events=events,
+        results=results,
+        records_in=records_in,
+        key_group_ranges={
+            s: (r.start_key_group, r.end_key_group)
+            for s in range(job.parallelism)
+            for r in [job.key_group_range(s)]
+        },
+    )
+
+
+def trace_key_groups(
+    spark,
+    *,
+    n_records: int = 40,
+    n_keys: int = 8,
+    skew: float = 1.1,
+    parallelism: int = 4,
+    max_parallelism: int = 128,
+    seed: int = 1,
+) -> Trace:
+    """A keyed count of ``n_records`` Zipf views (exponent ``skew``) over ``n_keys`` tweets, at
+    ``parallelism`` subtasks: each record's key group and the subtask that owns it.
+
+    Example::
+
+        >>> trace = trace_key_groups(spark, parallelism=4)                # doctest: +SKIP
+        >>> trace.steps()[-1]["records_per_subtask"]                      # doctest: +SKIP
+        [3, 29, 0, 8]
+    """
+    _check_records(n_records)
+    check_whole("n_keys (tweets)", n_keys, 1)
+    job = _resolved(spark, parallelism, max_parallelism)
+    views = generate_views(spark, ViewSpec(n_records, n_records, n_keys, "zipf", skew, seed))
+    df = views.select(views.tweet_id.alias(WORD), views.seq.alias(SEQ))
+    params = {"n_records": n_records, "n_keys": n_keys, "skew": skew, "seed": seed}
+    params["max_parallelism"] = job.max_parallelism
+    return _count_trace("key_groups", spark, df, CountJob(strategy="heap"), "string", job, params)
+
+
+def trace_cache(
+    spark, *, n_records: int = 24, n_keys: int = 6, cache_entries: int = 4, parallelism: int = 1
+) -> Trace:
+    """A keyed count of ``n_records`` records whose keys cycle through ``0 .. n_keys - 1`` (the
+    access pattern of FLIP-325's benchmark, in small), on RocksDB behind an LRU cache of
+    ``cache_entries`` objects: every lookup's hit or miss, every eviction and write-back.
+
+    Example::
+
+        >>> trace = trace_cache(spark, n_keys=6, cache_entries=4)         # doctest: +SKIP
+        >>> trace.steps()[-1]["totals"]["cache_hits"]    # a cycle longer than the cache   # doctest: +SKIP
+        0
+    """  # noqa: E501
+    _check_records(n_records)
+    check_whole("n_keys (distinct keys)", n_keys, 1)
+    count = CountJob(strategy="cached", cache_entries=cache_entries)
+    job = _resolved(spark, parallelism, 128)
+    df = wordcount_input(spark, n_records, n_keys)
+    params = {"n_records": n_records, "n_keys": n_keys, "cache_entries": cache_entries}
+    params["max_parallelism"] = job.max_parallelism
+    return _count_trace("cache", spark, df, count, "bigint", job, params)
+
+
+def trace_buffer(
+    spark,
+    *,
+    n_records: int = 40,
+    n_keys: int = 4,
+    skew: float = 1.1,
+    max_count: int = 8,
+    parallelism: int = 1,
+    seed: int = 1,
+) -> Trace:
+    """Seed 000's list buffer (``max_count`` records, count-triggered) over a keyed reduce of
+    ``n_records`` Zipf views of ``n_keys`` tweets on RocksDB: the buffer filling, then each
+    flush merging one partial per key into keyed state.
+
+    Example::
+
+        >>> trace = trace_buffer(spark, n_records=40, max_count=8)        # doctest: +SKIP
+        >>> trace.steps()[-1]["totals"]["flushes"]                        # doctest: +SKIP
+        5
+    """
+    _check_records(n_records)
+    check_whole("n_keys (tweets)", n_keys, 1)
+    params = Buffered(buffer="list", max_count=max_count, trigger_interval_ms=0)
+    job = _resolved(spark, parallelism, 128)
+    views = generate_views(spark, ViewSpec(n_records, n_records, n_keys, "zipf", skew, seed))
+    stage = StageSpec(
+        name="1:buffered",
+        key_col="tweet_id",
+        operator=partial(
+            BUFFERS[params.buffer],
+            state_backend=params.state_backend(),
+            max_count=params.max_count,
+            trigger_interval_ms=params.trigger_interval_ms,
+            precision=params.precision,
+        ),
+        final=True,
+        serializer=StatsSerializer,
+        input_columns=VIEW_INPUT,
+        output_map=StatsState.to_stats,
+    )
+    events, results, records_in = _run_traced(
+        spark, upstream(views, params), stage, job, StatsSerializer, StatsState.to_stats
+    )
+    return Trace(
+        mechanism="buffer",
+        parameters={
+            "n_records": n_records,
+            "n_keys": n_keys,
+            "skew": skew,
+            "max_count": max_count,
+            "seed": seed,
+            "parallelism": job.parallelism,
+            "max_parallelism": job.max_parallelism,
+            "backend": params.backend,
+        },
+        events=events,
+        results=results,
+        records_in=records_in,
+    )
