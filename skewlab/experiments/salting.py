@@ -77,6 +77,7 @@ __all__ = [
     "CounterResult",
     "HllResult",
     "LifecycleResult",
+    "counter_stages",
     "lifecycle_order",
     "lifecycle_table",
     "salted_counter",
@@ -101,6 +102,39 @@ class CounterResult:
     table: pd.DataFrame
     run: RunResult
     salt_buckets: int
+
+
+def counter_stages(backend: str = "rocksdb") -> tuple[StageSpec, StageSpec]:
+    """The seed's salted word count as two keyed stages, each on ``backend``: the running
+    count per salted key (``1:count-partial``, :class:`RunningCount`), then the sum of the
+    partials per tweet (``2:sum-partials``, :class:`SumOfPartials`, in whatever order the
+    exchange delivers them). Its input: views with their salt (:func:`with_salt`) and ``seq``.
+
+    Example::
+
+        >>> [(s.name, s.key_col, s.final) for s in counter_stages("heap")]
+        [('1:count-partial', '_salted_key', False), ('2:sum-partials', 'key', True)]
+    """
+    state = StateBackend(backend)
+    stage1 = StageSpec(
+        name="1:count-partial",
+        key_col=SALTED_KEY,
+        operator=partial(RunningCount, state_backend=state),
+        final=False,
+        serializer=PairSerializer,
+        input_columns=("seq", "tweet_id", SALT),
+    )
+    stage2 = StageSpec(
+        name="2:sum-partials",
+        key_col="key",
+        operator=partial(SumOfPartials, state_backend=state),
+        final=True,
+        serializer=PairSerializer,
+        order_by=(),  # whatever order the exchange delivers, as in Flink
+        source=False,
+        input_columns=("value", "arrival_ns", "seq"),
+    )
+    return stage1, stage2
 
 
 def salted_counter(
@@ -130,26 +164,8 @@ def salted_counter(
     spark = spark or views.sparkSession
     params = Salted(salt_buckets=salt_buckets, backend=backend)  # validates both
     job = JobConfig(parallelism=parallelism).resolved(spark.sparkContext.defaultParallelism)
-    state = StateBackend(backend)
     salted = with_salt(with_seq(views), "tweet_id", "view_id", salt_buckets)
-    stage1 = StageSpec(
-        name="1:count-partial",
-        key_col=SALTED_KEY,
-        operator=partial(RunningCount, state_backend=state),
-        final=False,
-        serializer=PairSerializer,
-        input_columns=("seq", "tweet_id", SALT),
-    )
-    stage2 = StageSpec(
-        name="2:sum-partials",
-        key_col="key",
-        operator=partial(SumOfPartials, state_backend=state),
-        final=True,
-        serializer=PairSerializer,
-        order_by=(),  # whatever order the exchange delivers, as in Flink
-        source=False,
-        input_columns=("value", "arrival_ns", "seq"),
-    )
+    stage1, stage2 = counter_stages(backend)
     out = collect_stage(
         run_stage(run_stage(salted, spark, stage1, job), spark, stage2, job), PairSerializer
     )

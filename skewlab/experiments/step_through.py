@@ -14,6 +14,8 @@ and state backend handle them -- only fed one record at a time.
                             buffer over a keyed reduce of the views, count-triggered
 :func:`trace_cache`         FLIP-325's LRU hitting, missing and evicting (chapter 04): a keyed
                             count of keys in a cycle, behind a cache of a few entries
+:func:`trace_salting`       salting's running partials double-counted (chapter 02): the seed's
+                            salted counter, a running count per sub-key summed per tweet
 ==========================  ====================================================================
 
 Example::
@@ -36,14 +38,17 @@ from skewlab.engine.config import JobConfig
 from skewlab.engine.job import collect_stage, run_stage
 from skewlab.engine.stage import StageSpec
 from skewlab.errors import SkewlabInputError
+from skewlab.experiments.salting import counter_stages
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.inputs.wordcount import SEQ, WORD, wordcount_input
 from skewlab.operators.buffers import BUFFERS
-from skewlab.operators.traced import STATE_COUNTERS, read_trace, traced_stage
+from skewlab.operators.running_count import PairSerializer
+from skewlab.operators.traced import STATE_COUNTERS, json_value, read_trace, traced_stage
 from skewlab.state.api import PickleSerializer
 from skewlab.strategies.buffered import Buffered
 from skewlab.strategies.count import CountJob
-from skewlab.strategies.keyed import VIEW_INPUT, upstream
+from skewlab.strategies.keyed import VIEW_INPUT, upstream, with_seq
+from skewlab.strategies.salted import with_salt
 from skewlab.validation import check_whole
 
 __all__ = [
@@ -52,6 +57,7 @@ __all__ = [
     "trace_buffer",
     "trace_cache",
     "trace_key_groups",
+    "trace_salting",
 ]
 
 #: The most records a step-through traces: every record is one event, one step to play.
@@ -75,15 +81,23 @@ class Trace:
     key_group_ranges: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     @property
-    def records(self) -> int:
-        """Record events in the trace (one per record the operators received)."""
-        return sum(e["kind"] == "record" for e in self.events)
+    def source_stage(self) -> str:
+        """The first stage: the one that reads the source's records."""
+        return min(e["stage"] for e in self.events)
 
-    def final_state(self) -> dict[str, Any]:
-        """Every key's state at the end, merged over the subtasks' ``finish`` events."""
+    @property
+    def records(self) -> int:
+        """Source records in the trace (one record event each at the first stage)."""
+        source = self.source_stage
+        return sum(e["kind"] == "record" and e["stage"] == source for e in self.events)
+
+    def final_state(self, stage: str | None = None) -> dict[str, Any]:
+        """Every key's state at the end of ``stage`` (default: the last), merged over its
+        subtasks' ``finish`` events."""
+        stage = stage or max(e["stage"] for e in self.events)
         state: dict[str, Any] = {}
         for event in self.events:
-            if event["kind"] == "finish" and event.get("final"):
+            if event["kind"] == "finish" and event["stage"] == stage and event.get("final"):
                 overlap = state.keys() & event["final"].keys()
                 if overlap:
                     raise RuntimeError(f"keys {sorted(overlap)[:5]} ended in two subtasks")
@@ -91,21 +105,25 @@ class Trace:
         return state
 
     def steps(self) -> list[dict[str, Any]]:
-        """The state after each event, in arrival order: the event itself, records so far per
-        subtask and per key, the state backends' counters so far (summed over subtasks), the
-        flushes so far, per subtask its buffer's records per key (the records it received since
-        its last flush) and the keys its cache holds, and the records this step flushed.
+        """The state after each event, in the trace's order: the event itself, source records
+        so far per subtask and per key, the state backends' counters so far (summed over
+        subtasks and stages), the flushes so far, per subtask its buffer's records per key (the
+        records it received since its last flush) and the keys its cache holds, the records
+        this step flushed, and per stage each key's latest emitted value.
         """
-        parallelism = self.parameters["parallelism"]
+        parallelism, source = self.parameters["parallelism"], self.source_stage
         per_subtask = [0] * parallelism
         per_key: Counter = Counter()
         totals = dict.fromkeys((*STATE_COUNTERS, "flushes", "records_out"), 0)
         held: dict[int, Counter] = {}  # per subtask: its buffer's records per key
         cached: dict[int, list] = {}
+        emitted: dict[str, dict[str, Any]] = {}
         steps = []
         for event in self.events:
             subtask, flushed = event["subtask"], 0
-            if event["kind"] == "record":
+            for key, value in event.get("emitted", ()):
+                emitted.setdefault(event["stage"], {})[str(key)] = value
+            if event["kind"] == "record" and event["stage"] == source:
                 per_subtask[subtask] += 1
                 per_key[str(event["key"])] += 1
             for name, change in (*event["state"].items(), *event["out"].items()):
@@ -129,6 +147,7 @@ class Trace:
                     "buffered": {s: dict(c) for s, c in held.items()},
                     "flushed": flushed,
                     "cached_keys": {s: list(k) for s, k in cached.items()},
+                    "emitted": {name: dict(values) for name, values in emitted.items()},
                 }
             )
         return steps
@@ -138,6 +157,8 @@ class Trace:
         event = step["event"]
         state, out = event["state"], event["out"]
         done = sum(step["records_per_subtask"])
+        if self.mechanism == "salting" and event["kind"] == "record":
+            return self._describe_salting(event, done)
         if event["kind"] == "record":
             head = (
                 f"record {done} of {self.records}: key {event['key']} "
@@ -174,6 +195,32 @@ class Trace:
             what.append(f"subtask {event['subtask']} owns key groups {lo}-{hi}")
         return head + (": " + "; ".join(what) if what else "")
 
+    def _describe_salting(self, event: dict[str, Any], done: int) -> str:
+        (key, value), *_ = event["emitted"] or [(None, None)]
+        if event["stage"] == self.source_stage:
+            salt, running = value
+            return (
+                f"record {done} of {self.records}: a view of {key} salted to {event['key']} "
+                f"(key group {event['key_group']}) -> subtask {event['subtask']}: the "
+                f"sub-key's running count {running} goes downstream"
+            )
+        salt, running = self._sent_downstream()[event["seq"]]
+        seeds, right = value
+        return (
+            f"stage 2, subtask {event['subtask']}: {key}'s partial from {key}-{salt} "
+            f"(running count {running}) arrives: the seed's sum {seeds}, the right count {right}"
+        )
+
+    def _sent_downstream(self) -> dict[int, Any]:
+        """What the first stage sent downstream, by the ``seq`` of the record it came from."""
+        source = self.source_stage
+        return {
+            e["seq"]: value
+            for e in self.events
+            if e["stage"] == source and e["kind"] == "record"
+            for _, value in e["emitted"]
+        }
+
 
 def _check_records(n_records: int) -> None:
     check_whole("n_records (records to trace)", n_records, 1)
@@ -184,20 +231,25 @@ def _check_records(n_records: int) -> None:
         )
 
 
-def _run_traced(spark, df, stage: StageSpec, job: JobConfig, serializer, results_map=None):
-    """Run ``stage`` over ``df`` traced; ``(events, results, records in)``."""
+def _run_traced(spark, df, stages, job: JobConfig, serializer, results_map=None):
+    """Run ``stages`` (one stage, or several chained) over ``df``, traced;
+    ``(events, results, records in at the first stage)``."""
+    stages = [stages] if isinstance(stages, StageSpec) else list(stages)
     with tempfile.TemporaryDirectory(prefix="skewlab-trace-") as directory:
-        out = collect_stage(run_stage(df, spark, traced_stage(stage, directory), job), serializer)
+        for stage in stages:
+            df = run_stage(df, spark, traced_stage(stage, directory), job)
+        out = collect_stage(df, serializer)
         events = read_trace(directory)
     mapped = results_map or (lambda value: value)
-    results = {str(k): _plain_result(mapped(v)) for k, v in out.results.items()}
-    return events, results, sum(m.records_in for m in out.metrics if m.stage == stage.name)
+    results = {str(k): json_value(mapped(v)) for k, v in out.results.items()}
+    first = stages[0].name
+    return events, results, sum(m.records_in for m in out.metrics if m.stage == first)
 
 
-def _plain_result(value: Any) -> Any:
-    if hasattr(value, "__dataclass_fields__"):
-        return {name: getattr(value, name) for name in value.__dataclass_fields__}
-    return value
+def _key_group_ranges(job: JobConfig) -> dict[int, tuple[int, int]]:
+    """Each subtask's key groups, first and last (Flink's ``KeyGroupRange``)."""
+    ranges = {s: job.key_group_range(s) for s in range(job.parallelism)}
+    return {s: (r.start_key_group, r.end_key_group) for s, r in ranges.items()}
 
 
 def _resolved(spark, parallelism: int, max_parallelism: int) -> JobConfig:
@@ -223,11 +275,7 @@ def _count_trace(mechanism, spark, df, count: CountJob, key_type: str, job: JobC
         events=events,
         results=results,
         records_in=records_in,
-        key_group_ranges={
-            s: (r.start_key_group, r.end_key_group)
-            for s in range(job.parallelism)
-            for r in [job.key_group_range(s)]
-        },
+        key_group_ranges=_key_group_ranges(job),
     )
 
 
@@ -341,4 +389,52 @@ def trace_buffer(
         events=events,
         results=results,
         records_in=records_in,
+    )
+
+
+def trace_salting(
+    spark,
+    *,
+    n_records: int = 24,
+    n_keys: int = 2,
+    skew: float = 1.1,
+    salt_buckets: int = 2,
+    parallelism: int = 2,
+    seed: int = 1,
+) -> Trace:
+    """The seed's salted counter (:func:`~skewlab.experiments.salting.counter_stages`) over
+    ``n_records`` Zipf views of ``n_keys`` tweets, each salted into ``salt_buckets`` sub-keys,
+    on RocksDB: stage 1 sends each sub-key's *running* count downstream after every record,
+    stage 2 adds them up per tweet (the seed's sum) beside the right count.
+
+    Example::
+
+        >>> trace = trace_salting(spark, n_records=24, salt_buckets=2)    # doctest: +SKIP
+        >>> trace.results                                                  # doctest: +SKIP
+        {'tweet-0': [62, 15], 'tweet-1': [37, 9]}
+    """
+    _check_records(n_records)
+    check_whole("n_keys (tweets)", n_keys, 1)
+    check_whole("salt_buckets (sub-keys per tweet)", salt_buckets, 1)
+    job = _resolved(spark, parallelism, 128)
+    views = generate_views(spark, ViewSpec(n_records, n_records, n_keys, "zipf", skew, seed))
+    salted = with_salt(with_seq(views), "tweet_id", "view_id", salt_buckets)
+    events, results, records_in = _run_traced(
+        spark, salted, counter_stages("rocksdb"), job, PairSerializer
+    )
+    return Trace(
+        mechanism="salting",
+        parameters={
+            "n_records": n_records,
+            "n_keys": n_keys,
+            "skew": skew,
+            "salt_buckets": salt_buckets,
+            "seed": seed,
+            "parallelism": job.parallelism,
+            "max_parallelism": job.max_parallelism,
+        },
+        events=events,
+        results=results,
+        records_in=records_in,
+        key_group_ranges=_key_group_ranges(job),
     )

@@ -7,12 +7,15 @@ timer and the end of input -- appends one event to ``<directory>/<stage>-<subtas
 
 ==================  ==========================================================================
 ``kind``            ``record``, ``timer`` or ``finish``
-``subtask``         the subtask that handled it; ``step``: its place in that subtask's log
+``stage``           the stage's name; ``subtask``: the subtask that handled it; ``step``: its
+                    place in that subtask's log
 ``key``             the record's key, its ``key_group`` (Flink's) and its ``seq`` (arrival)
 ``state``           what the step did to the keyed state backend: the change of its counters
                     (``reads``, ``writes``, ``cache_hits``, ``cache_misses``, ``evictions``)
 ``out``             the change of the subtask's metrics: ``records_out``, ``flushes``,
                     ``records_rejected``
+``emitted``         what the step emitted, ``[key, value]`` pairs: every record a stage sends
+                    downstream; at the final stage, the record's key's value in the sink
 ``buffered``        a buffer's records held after the step, ``buffered_keys`` its keys
 ``cached_keys``     a cache's keys after the step (of the keys this subtask has seen)
 ``final``           (``finish`` only) every key's state at the end, through the stage's
@@ -20,7 +23,10 @@ timer and the end of input -- appends one event to ``<directory>/<stage>-<subtas
 ==================  ==========================================================================
 
 The trace is the run's own: the operator, its state backend and Spark's routing are the ones an
-untraced run uses, and :func:`read_trace` brings the subtasks' logs together in arrival order.
+untraced run uses, and :func:`read_trace` brings the subtasks' logs together in an order the run
+could have taken: stage after stage, as Spark runs them (a shuffle is a stage barrier); within a
+stage, in arrival order (``seq``) where each subtask received its records in that order, else
+each subtask's own order, subtasks taking turns; a subtask's end of input after its records.
 Feeding one record at a time is slow; trace small inputs (a few hundred records).
 
 Example::
@@ -58,7 +64,7 @@ from skewlab.engine.routing import KEY_GROUP
 from skewlab.engine.stage import StageSpec
 from skewlab.errors import SkewlabInputError
 
-__all__ = ["STATE_COUNTERS", "TracedOperator", "read_trace", "traced_stage"]
+__all__ = ["STATE_COUNTERS", "TracedOperator", "json_value", "read_trace", "traced_stage"]
 
 #: The keyed state backend's counters a step's ``state`` reports the change of.
 STATE_COUNTERS = ("reads", "writes", "cache_hits", "cache_misses", "evictions")
@@ -98,6 +104,7 @@ class TracedOperator(Operator):
         self._step = 0
         self._seen: dict[Any, None] = {}  # this subtask's keys, in first-seen order
         self._last_seq = -1
+        self._forwarded = 0  # records sent downstream so far (a non-final stage)
 
     # -- what the wrapped operator's state and metrics say
     def _counters(self) -> tuple[dict[str, int], dict[str, int]]:
@@ -118,11 +125,29 @@ class TracedOperator(Operator):
         # membership only: ``key in core`` neither counts a lookup nor moves the key
         return [key for key in self._seen if key in core]
 
+    def _emitted(self, key: Any, emissions: int) -> list:
+        """The step's ``emissions`` as ``[key, value]``: a non-final stage's, read back from
+        what it sends downstream; the final stage's, the record's key's value in the sink."""
+        if not emissions:
+            return []
+        output, stage = self.ctx.output, self.ctx.stage
+        if not output.final:
+            keys = output.forward_keys[self._forwarded :]
+            values = output.forward_values[self._forwarded :]
+            self._forwarded = len(output.forward_keys)
+            loads = stage.serializer.loads
+            return [[k, json_value(loads(v))] for k, v in zip(keys, values, strict=True)]
+        if key is None or key not in output.results:
+            return []
+        mapped = stage.output_map or (lambda value: value)
+        return [[key, json_value(mapped(output.results[key]))]]
+
     def _write(self, kind: str, before, **fields_) -> None:
         state_after, out_after = self._counters()
         state_before, out_before = before
         event: dict[str, Any] = {
             "kind": kind,
+            "stage": self.ctx.stage.name,
             "subtask": self.ctx.subtask,
             "step": self._step,
             "key": None,
@@ -131,6 +156,9 @@ class TracedOperator(Operator):
             **fields_,
             "state": _changed(state_before, state_after),
             "out": _changed(out_before, out_after),
+            "emitted": self._emitted(
+                fields_.get("key"), out_after["records_out"] - out_before["records_out"]
+            ),
         }
         groups = getattr(self.inner, "groups", None)
         if isinstance(groups, dict) and isinstance(getattr(self.inner, "count", None), int):
@@ -166,7 +194,7 @@ class TracedOperator(Operator):
         final = None
         if backend is not None:
             mapped = self.ctx.stage.output_map or (lambda value: value)
-            final = {_json_key(k): _plain(mapped(v)) for _, k, v in backend.items()}
+            final = {_json_key(k): json_value(mapped(v)) for _, k, v in backend.items()}
         self._write("finish", before, final=final)
 
     def snapshot_state(self, context) -> None:
@@ -183,8 +211,10 @@ class TracedOperator(Operator):
 
 
 def read_trace(directory: str | Path) -> list[dict[str, Any]]:
-    """Every subtask's events from ``directory``, merged in arrival order: records by ``seq``,
-    a timer after the record before it, every ``finish`` last (by subtask).
+    """Every subtask's events from ``directory``, merged (see the module doc for the order):
+    stage by stage; within a stage by ``seq`` where every subtask received its records in
+    ``seq`` order (a timer after the record before it), else by each subtask's steps; the
+    stage's ``finish`` events last.
 
     A directory without a trace is refused.
     """
@@ -193,10 +223,19 @@ def read_trace(directory: str | Path) -> list[dict[str, Any]]:
     if not logs:
         raise SkewlabInputError(f"no trace in {directory}: a traced run writes <stage>-<n>.jsonl")
     events = [json.loads(line) for log in logs for line in log.read_text().splitlines()]
+    in_seq_order = {}
+    for e in sorted(events, key=lambda e: (e["stage"], e["subtask"], e["step"])):
+        if e["kind"] == "record":
+            last = in_seq_order.get((e["stage"], e["subtask"]), (True, -1))
+            in_seq_order[e["stage"], e["subtask"]] = (last[0] and e["seq"] >= last[1], e["seq"])
+    by_seq = {
+        stage: all(ok for (name, _), (ok, _) in in_seq_order.items() if name == stage)
+        for stage, _ in in_seq_order
+    }
 
     def order(e: dict[str, Any]):
-        last = e["kind"] == "finish"
-        return (last, e["seq"], e["kind"] != "record", e["subtask"], e["step"])
+        position = (e["seq"], e["kind"] != "record") if by_seq.get(e["stage"]) else (e["step"], 0)
+        return (e["stage"], e["kind"] == "finish", *position, e["subtask"], e["step"])
 
     return sorted(events, key=order)
 
@@ -217,11 +256,22 @@ def _json_key(key: Any) -> Any:
     return key if isinstance(key, str) else str(key)
 
 
-def _plain(value: Any) -> Any:
-    """A state value as JSON: numbers and strings as they are, a dataclass (a tweet's
-    statistics) as its fields."""
+def json_value(value: Any) -> Any:
+    """A state value or an emitted one as the trace writes it (JSON): numbers and strings as
+    they are, a dataclass (a tweet's statistics) as its fields, tuples as lists, mapping keys
+    as strings.
+
+    Example::
+
+        >>> json_value((3, {0: 2, 1: 1}))
+        [3, {'0': 2, '1': 1}]
+    """
     if hasattr(value, "__dataclass_fields__"):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+        return {f.name: json_value(getattr(value, f.name)) for f in fields(value)}
     if hasattr(value, "item"):
         return value.item()
+    if isinstance(value, tuple | list):
+        return [json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {_json_key(k): json_value(v) for k, v in value.items()}
     return value

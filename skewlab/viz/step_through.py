@@ -10,6 +10,8 @@ buffer        per key, the records its subtask's buffer holds and the records me
               state; each flush empties the buffer in one read and one write per key
 cache         per key, the records counted so far, coloured by whether the LRU holds its object;
               hits, misses, evictions and RocksDB's reads and writes so far in the title
+salting       stage 1's running count per sub-key; stage 2's sum of the running partials per
+              tweet (the seed's) beside the right count
 ============  =================================================================================
 
 :func:`step_through` shows it where the reader is: in JupyterLab a
@@ -20,8 +22,8 @@ one plotly figure with its own slider and *Play* / *Pause*, which run in the pag
 Example::
 
     >>> from skewlab.experiments.step_through import Trace
-    >>> events = [{"kind": "record", "subtask": s, "step": 0, "key": k, "key_group": g,
-    ...            "seq": i, "state": {}, "out": {}}
+    >>> events = [{"kind": "record", "stage": "1:count", "subtask": s, "step": 0, "key": k,
+    ...            "key_group": g, "seq": i, "state": {}, "out": {}, "emitted": []}
     ...           for i, (s, k, g) in enumerate([(0, "a", 3), (1, "b", 70)])]
     >>> trace = Trace("key_groups", {"parallelism": 2}, events, {}, 2, {0: (0, 63), 1: (64, 127)})
     >>> figure = step_through_figure(trace); len(figure.frames)
@@ -40,6 +42,7 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 from IPython import get_ipython
 from IPython.display import display
+from plotly.subplots import make_subplots
 
 from skewlab.experiments.step_through import Trace
 from skewlab.viz.palette import COLORS, SUBTASK_COLORS, TEMPLATE
@@ -49,13 +52,20 @@ __all__ = ["StepThrough", "step_figure", "step_through", "step_through_figure", 
 
 _HELD, _MERGED = COLORS["buffered"], COLORS["at_rest"]
 _CACHED, _NOT_CACHED = COLORS["cached"], COLORS["at_rest"]
+_TITLE_FONT = {"size": 14}  # a step's line is long: it says what the step did
 #: The ms between steps when playing.
 PLAY_INTERVAL_MS = 700
 
 
-def _keys(trace: Trace) -> list[str]:
-    """The trace's keys in the order they first arrive (a chart's x axis keeps still)."""
-    return list(dict.fromkeys(str(e["key"]) for e in trace.events if e["kind"] == "record"))
+def _keys(trace: Trace, stage: str | None = None) -> list[str]:
+    """A stage's keys (default: the first stage's) in the order they first arrive (a chart's
+    x axis keeps still)."""
+    stage = stage or trace.source_stage
+    return list(
+        dict.fromkeys(
+            str(e["key"]) for e in trace.events if e["kind"] == "record" and e["stage"] == stage
+        )
+    )
 
 
 def _subtask_label(trace: Trace, subtask: int) -> str:
@@ -86,6 +96,20 @@ def _bars(trace: Trace, step: dict[str, Any]) -> list[go.Bar]:
             for i, key in enumerate(keys)
         ]
     per_key = step["records_per_key"]
+    if trace.mechanism == "salting":
+        final_stage = max(e["stage"] for e in trace.events)
+        tweets = _keys(trace, final_stage)
+        sums = step["emitted"].get(final_stage, {})
+        return [
+            go.Bar(name="stage 1: a sub-key's running count", x=keys,
+                   y=[per_key.get(k, 0) for k in keys], marker_color=COLORS["salted"]),
+            go.Bar(name="stage 2: the seed's sum of running partials", x=tweets,
+                   y=[sums.get(t, (0, 0))[0] for t in tweets], marker_color=COLORS["naive"],
+                   xaxis="x2", yaxis="y2"),
+            go.Bar(name="stage 2: the right count", x=tweets,
+                   y=[sums.get(t, (0, 0))[1] for t in tweets], marker_color=COLORS["correct"],
+                   xaxis="x2", yaxis="y2"),
+        ]  # fmt: skip
     if trace.mechanism == "buffer":
         held = {k: n for buffer in step["buffered"].values() for k, n in buffer.items()}
         return [
@@ -122,6 +146,11 @@ def _title(trace: Trace, step: dict[str, Any]) -> str:
             f"so far: records {records}, flushes {totals['flushes']}; keyed state reads "
             f"{totals['reads']}, writes {totals['writes']}"
         )
+    elif trace.mechanism == "salting":
+        detail = (
+            f"so far: views {sum(step['records_per_subtask'])} in stage 1; RocksDB reads "
+            f"{totals['reads']}, writes {totals['writes']} over both stages"
+        )
     else:
         detail = "so far: " + ", ".join(
             f"subtask {s}: {n}" for s, n in enumerate(step["records_per_subtask"])
@@ -134,16 +163,34 @@ def _steps(trace: Trace) -> list[dict[str, Any]]:
 
 
 def _layout(trace: Trace) -> dict[str, Any]:
-    ceiling = max(trace.steps()[-1]["records_per_subtask"] + [1])
-    if trace.mechanism != "key_groups":
-        ceiling = max(trace.steps()[-1]["records_per_key"].values())
-    return {
+    """The layout every step shares: axes that keep still from the first step to the last."""
+    last = trace.steps()[-1]
+    common = {
         "template": TEMPLATE,
+        "height": 460,
+        "margin": {"t": 110},
+    }
+    if trace.mechanism == "salting":
+        final_stage = max(e["stage"] for e in trace.events)
+        ceiling = max([v[0] for v in last["emitted"].get(final_stage, {}).values()] + [1])
+        layout = make_subplots(rows=1, cols=2, horizontal_spacing=0.12).layout.to_plotly_json()
+        layout["xaxis"] |= {"title": "stage 1: sub-key"}
+        layout["xaxis2"] |= {"title": "stage 2: tweet"}
+        layout["yaxis"] |= {
+            "title": "records",
+            "range": [0, max(last["records_per_key"].values()) * 1.15],
+        }
+        layout["yaxis2"] |= {"title": "count", "range": [0, ceiling * 1.15]}
+        legend = {"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0}
+        margin = {"t": 110, "b": 140}
+        return layout | common | {"barmode": "group", "legend": legend, "margin": margin}
+    ceiling = max(last["records_per_subtask"] + [1])
+    if trace.mechanism != "key_groups":
+        ceiling = max(last["records_per_key"].values())
+    return common | {
         "barmode": "stack",
         "yaxis": {"title": "records", "range": [0, ceiling * 1.15]},
         "xaxis": {"title": "subtask" if trace.mechanism == "key_groups" else "key"},
-        "height": 460,
-        "margin": {"t": 110},
         "legend": {"title": "key" if trace.mechanism == "key_groups" else None},
     }
 
@@ -154,7 +201,8 @@ def step_figure(trace: Trace, index: int) -> go.Figure:
     if not 0 <= index < len(steps):
         raise IndexError(f"step {index} of a trace of {len(steps)} steps (0..{len(steps) - 1})")
     step = steps[index]
-    return go.Figure(_bars(trace, step), layout=_layout(trace) | {"title": _title(trace, step)})
+    title = {"text": _title(trace, step), "font": _TITLE_FONT}
+    return go.Figure(_bars(trace, step), layout=_layout(trace) | {"title": title})
 
 
 def step_through_figure(trace: Trace) -> go.Figure:
@@ -208,7 +256,7 @@ def step_through_figure(trace: Trace) -> go.Figure:
         ],
     }
     layout = _layout(trace) | {
-        "title": _title(trace, steps[0]),
+        "title": {"text": _title(trace, steps[0]), "font": _TITLE_FONT},
         "sliders": [slider],
         "updatemenus": [play],
         "height": 600,
@@ -307,6 +355,18 @@ def summary(trace: Trace) -> str:
             f"parallelism {len(per)}; subtask {busiest} received {per[busiest]} of them "
             f"({per[busiest] / n:.0%}) where an even share is {n / len(per):.0f}; the hottest "
             f"key, {hottest}, alone sent {hot_n} ({hot_n / n:.0%}), all to one subtask."
+        )
+    if trace.mechanism == "salting":
+        source = trace.source_stage
+        sent = sum(len(e["emitted"]) for e in trace.events if e["stage"] == source)
+        sums = "; ".join(
+            f"{tweet}: {seeds} where its right count is {right} ({seeds / right:.1f}x)"
+            for tweet, (seeds, right) in sorted(trace.results.items())
+        )
+        return (
+            f"This run's trace: {n} views of {len(trace.results)} tweets, each salted into "
+            f"{trace.parameters['salt_buckets']} sub-keys; stage 1 sent {sent} running counts "
+            f"downstream, and the seed's sum of them came to {sums}."
         )
     if trace.mechanism == "buffer":
         return (

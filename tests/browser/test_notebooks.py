@@ -110,6 +110,7 @@ def drive_01(nb: LabNotebook) -> None:
 
 
 def drive_02(nb: LabNotebook) -> None:
+    drive_step_through(nb)
     t = time.perf_counter()
     nb.type_into_slider("salt buckets", "8")
     nb.expect(

@@ -91,7 +91,7 @@ def test_the_code_toggle_hides_and_shows_the_code_cells_offline(tiny_report, pag
     assert page.errors == []
 
 
-@pytest.mark.parametrize("chapter", ["00_hot_keys", "03_buffering", "04_state_cache"])
+@pytest.mark.parametrize("chapter", ["00_hot_keys", "02_salting", "03_buffering", "04_state_cache"])
 def test_a_step_through_plays_in_the_report_page_with_no_kernel(
     tiny_report, page, interactions, chapter
 ):

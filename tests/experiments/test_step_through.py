@@ -13,7 +13,7 @@ import pytest
 
 from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments import step_through
+from skewlab.experiments import salting, step_through
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.inputs.wordcount import wordcount_input
 from skewlab.operators.traced import read_trace
@@ -126,6 +126,30 @@ def test_buffer_trace_fills_to_max_count_and_flushes_one_write_per_key(spark):
             assert "writes" not in event["state"]
         previous_held = held
     assert steps[-1]["totals"]["flushes"] == math.ceil(n / max_count)
+
+
+def test_salting_trace_sums_running_partials_as_the_seeds_pipeline_does(spark):
+    n, buckets = 24, 2
+    trace = step_through.trace_salting(spark, n_records=n, n_keys=2, salt_buckets=buckets)
+    views = generate_views(spark, ViewSpec(n, n, 2, "zipf", 1.1, 1))
+    truth = spark_counts(views, "tweet_id")
+    untraced = salting.salted_counter(views, salt_buckets=buckets, parallelism=2).table
+    assert {r.tweet_id: [r.salted_sum, r.fixed_sum] for r in untraced.itertuples()} == {
+        t: trace.results[t] for t in truth
+    }
+    final = trace.final_state()  # stage 2's state: the seed's total, each sub-key's latest
+    assert {t: [total, sum(latest.values())] for t, (total, latest) in final.items()} == (
+        trace.results
+    )
+    assert {t: right for t, (_, right) in trace.results.items()} == truth
+    # the seed's sum is 1 + 2 + ... + n over each sub-key's n records, as stage 1 counted them
+    sub_keys = trace.final_state("1:count-partial")
+    for tweet, (seeds, _) in trace.results.items():
+        sizes = [c for k, c in sub_keys.items() if k.rsplit("-", 1)[0] == tweet]
+        assert seeds == sum(c * (c + 1) // 2 for c in sizes) > truth[tweet]
+    # Spark ran stage 1 to its end before stage 2 began (a shuffle is a stage barrier)
+    stages = [e["stage"] for e in trace.events]
+    assert stages == sorted(stages) and trace.records == trace.records_in == n
 
 
 def test_bad_trace_sizes_are_refused_before_spark_starts_work(tmp_path):
