@@ -16,6 +16,9 @@ and state backend handle them -- only fed one record at a time.
                             count of keys in a cycle, behind a cache of a few entries
 :func:`trace_salting`       salting's running partials double-counted (chapter 02): the seed's
                             salted counter, a running count per sub-key summed per tweet
+:func:`trace_rescaling`     a savepoint's key groups read by the new subtasks (chapter 06): the
+                            naive reduce stopped with a savepoint, restored at another
+                            parallelism
 ==========================  ====================================================================
 
 Example::
@@ -29,25 +32,31 @@ from __future__ import annotations
 
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from skewlab.aggregates.stats_state import StatsSerializer, StatsState
 from skewlab.engine.config import JobConfig
 from skewlab.engine.job import collect_stage, run_stage
+from skewlab.engine.recovery import Recovery
+from skewlab.engine.savepoint import begin_savepoint, publish_savepoint
 from skewlab.engine.stage import StageSpec
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.salting import counter_stages
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.inputs.wordcount import SEQ, WORD, wordcount_input
 from skewlab.operators.buffers import BUFFERS
+from skewlab.operators.reduce import KeyedReduce
 from skewlab.operators.running_count import PairSerializer
 from skewlab.operators.traced import STATE_COUNTERS, json_value, read_trace, traced_stage
 from skewlab.state.api import PickleSerializer
+from skewlab.state.restore import check_new_parallelism
 from skewlab.strategies.buffered import Buffered
 from skewlab.strategies.count import CountJob
 from skewlab.strategies.keyed import VIEW_INPUT, upstream, with_seq
+from skewlab.strategies.naive import Naive
 from skewlab.strategies.salted import with_salt
 from skewlab.validation import check_whole
 
@@ -57,6 +66,7 @@ __all__ = [
     "trace_buffer",
     "trace_cache",
     "trace_key_groups",
+    "trace_rescaling",
     "trace_salting",
 ]
 
@@ -164,6 +174,8 @@ class Trace:
                 f"record {done} of {self.records}: key {event['key']} "
                 f"(key group {event['key_group']}) -> subtask {event['subtask']}"
             )
+        elif event["kind"] == "restore":
+            return self._describe_restore(event)
         elif event["kind"] == "timer":
             head = f"subtask {event['subtask']}: its timer fired"
         else:
@@ -194,6 +206,18 @@ class Trace:
             lo, hi = self.key_group_ranges[event["subtask"]]
             what.append(f"subtask {event['subtask']} owns key groups {lo}-{hi}")
         return head + (": " + "; ".join(what) if what else "")
+
+    def _describe_restore(self, event: dict[str, Any]) -> str:
+        lo, hi = self.key_group_ranges[event["subtask"]]
+        reads = " and ".join(
+            f"{r['key_groups'][0]}-{r['key_groups'][1]} of {r['file']}" for r in event["reads"]
+        )
+        done = event["restored"]
+        return (
+            f"new subtask {event['subtask']} (key groups {lo}-{hi}) reads {reads}: "
+            f"{done['files_opened']} file(s), {done['keys_kept']} entries, "
+            f"{done['bytes_read']:,} bytes"
+        )
 
     def _describe_salting(self, event: dict[str, Any], done: int) -> str:
         (key, value), *_ = event["emitted"] or [(None, None)]
@@ -244,6 +268,21 @@ def _run_traced(spark, df, stages, job: JobConfig, serializer, results_map=None)
     results = {str(k): json_value(mapped(v)) for k, v in out.results.items()}
     first = stages[0].name
     return events, results, sum(m.records_in for m in out.metrics if m.stage == first)
+
+
+def _views_stage(name: str, operator) -> StageSpec:
+    """A keyed strategy's one stage over the views (``keyBy(tweet_id)``, the seed's
+    ``.map(_.toStats)`` after it), as :func:`~skewlab.strategies.keyed.run_single_stage` runs
+    it."""
+    return StageSpec(
+        name=name,
+        key_col="tweet_id",
+        operator=operator,
+        final=True,
+        serializer=StatsSerializer,
+        input_columns=VIEW_INPUT,
+        output_map=StatsState.to_stats,
+    )
 
 
 def _key_group_ranges(job: JobConfig) -> dict[int, tuple[int, int]]:
@@ -356,20 +395,15 @@ def trace_buffer(
     params = Buffered(buffer="list", max_count=max_count, trigger_interval_ms=0)
     job = _resolved(spark, parallelism, 128)
     views = generate_views(spark, ViewSpec(n_records, n_records, n_keys, "zipf", skew, seed))
-    stage = StageSpec(
-        name="1:buffered",
-        key_col="tweet_id",
-        operator=partial(
+    stage = _views_stage(
+        "1:buffered",
+        partial(
             BUFFERS[params.buffer],
             state_backend=params.state_backend(),
             max_count=params.max_count,
             trigger_interval_ms=params.trigger_interval_ms,
             precision=params.precision,
         ),
-        final=True,
-        serializer=StatsSerializer,
-        input_columns=VIEW_INPUT,
-        output_map=StatsState.to_stats,
     )
     events, results, records_in = _run_traced(
         spark, upstream(views, params), stage, job, StatsSerializer, StatsState.to_stats
@@ -437,4 +471,95 @@ def trace_salting(
         results=results,
         records_in=records_in,
         key_group_ranges=_key_group_ranges(job),
+    )
+
+
+def trace_rescaling(
+    spark,
+    *,
+    n_records: int = 40,
+    n_keys: int = 8,
+    skew: float = 1.1,
+    parallelism: int = 2,
+    new_parallelism: int = 3,
+    max_parallelism: int = 128,
+    savepoint_at: int | None = None,
+    seed: int = 1,
+) -> Trace:
+    """Seed 002's rescaling on a real run: the naive keyed reduce of ``n_records`` Zipf views
+    stops with a savepoint after ``savepoint_at`` records (default: half) at ``parallelism``;
+    a second job restores it at ``new_parallelism`` -- each new subtask reads, from each old
+    subtask's file, the key groups it owns -- and processes the rest. The trace is the second
+    job's: its restores (one per new subtask), then its records. ``parameters["savepoint"]``
+    holds the savepoint's files, each with its key groups and entries per key group.
+
+    Example::
+
+        >>> trace = trace_rescaling(spark, parallelism=2, new_parallelism=3)  # doctest: +SKIP
+        >>> [e["reads"] for e in trace.events if e["kind"] == "restore"][1]  # doctest: +SKIP
+        [{'state': 'value', 'file': 'subtask-0.kgs', 'file_key_groups': [0, 63], ...
+    """
+    _check_records(n_records)
+    check_whole("n_keys (tweets)", n_keys, 1)
+    savepoint_at = n_records // 2 if savepoint_at is None else savepoint_at
+    check_whole("savepoint_at (records before the savepoint)", savepoint_at, 1)
+    if savepoint_at >= n_records:
+        raise SkewlabInputError(
+            f"savepoint_at={savepoint_at}: the savepoint must come before the last of the "
+            f"{n_records} records"
+        )
+    check_whole("new_parallelism", new_parallelism, 1)
+    params = Naive(backend="heap")
+    views = generate_views(spark, ViewSpec(n_records, n_records, n_keys, "zipf", skew, seed))
+    stage = _views_stage(
+        "1:naive",
+        partial(KeyedReduce, state_backend=params.state_backend(), precision=params.precision),
+    )
+    job = _resolved(spark, parallelism, max_parallelism)
+    check_new_parallelism(new_parallelism, job.max_parallelism)
+    df = upstream(views, params)
+    with tempfile.TemporaryDirectory(prefix="skewlab-savepoint-") as scratch:
+        path = Path(scratch) / "savepoint"
+        work = begin_savepoint(path)
+        stopping = replace(job, recovery=Recovery(stop_at=savepoint_at, savepoint_dir=str(work)))
+        first = collect_stage(run_stage(df, spark, stage, stopping), StatsSerializer)
+        savepoint = publish_savepoint(
+            work, path, max_parallelism=job.max_parallelism, parallelism=job.parallelism,
+            source_position=savepoint_at, job={"strategy": params.name},
+        )  # fmt: skip
+        files = [
+            {
+                "file": handle.file,
+                "key_groups": [
+                    handle.key_group_range.start_key_group,
+                    handle.key_group_range.end_key_group,
+                ],
+                "entries": list(handle.entries),
+            }  # fmt: skip
+            for handle in savepoint.operators[stage.name].keyed["value"].handles
+        ]
+        resumed = replace(
+            job, parallelism=new_parallelism, recovery=Recovery(restore_from=str(path))
+        )
+        events, second, records_in = _run_traced(
+            spark, df, stage, resumed, StatsSerializer, StatsState.to_stats
+        )
+    before = {str(k): json_value(StatsState.to_stats(v)) for k, v in first.results.items()}
+    return Trace(
+        mechanism="rescaling",
+        parameters={
+            "n_records": n_records,
+            "n_keys": n_keys,
+            "skew": skew,
+            "seed": seed,
+            "old_parallelism": job.parallelism,
+            "parallelism": new_parallelism,
+            "max_parallelism": job.max_parallelism,
+            "savepoint_at": savepoint_at,
+            "savepoint": files,
+        },
+        events=events,
+        results=before | second,
+        records_in=records_in,
+        key_group_ranges=_key_group_ranges(resumed),
     )

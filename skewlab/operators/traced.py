@@ -6,7 +6,8 @@
 timer and the end of input -- appends one event to ``<directory>/<stage>-<subtask>.jsonl``:
 
 ==================  ==========================================================================
-``kind``            ``record``, ``timer`` or ``finish``
+``kind``            ``record``, ``timer``, ``finish`` or ``restore`` (state read back from a
+                    savepoint before the first record)
 ``stage``           the stage's name; ``subtask``: the subtask that handled it; ``step``: its
                     place in that subtask's log
 ``key``             the record's key, its ``key_group`` (Flink's) and its ``seq`` (arrival)
@@ -20,6 +21,9 @@ timer and the end of input -- appends one event to ``<directory>/<stage>-<subtas
 ``cached_keys``     a cache's keys after the step (of the keys this subtask has seen)
 ``final``           (``finish`` only) every key's state at the end, through the stage's
                     ``output_map`` (what the run's sink receives)
+``reads``           (``restore`` only) per old state file the subtask read: the file, the key
+                    groups it holds and the key groups read from it; ``restored``: what the
+                    restore counted (files opened, entries kept, bytes read)
 ==================  ==========================================================================
 
 The trace is the run's own: the operator, its state backend and Spark's routing are the ones an
@@ -201,7 +205,28 @@ class TracedOperator(Operator):
         self.inner.snapshot_state(context)
 
     def initialize_state(self, context) -> None:
+        io = context.io
+        counted = ("files_opened", "keys_kept", "bytes_read")
+        before_io = {c: getattr(io, c) for c in counted}
+        before = self._counters()
         self.inner.initialize_state(context)
+        reads = []
+        operator = None
+        if context.savepoint is not None:
+            operator = context.savepoint.operators.get(self.ctx.stage.name)
+        for name, snapshot in operator.keyed.items() if operator is not None else ():
+            for handle, common in snapshot.overlapping(context.key_group_range):
+                reads.append(
+                    {
+                        "state": name,
+                        "file": handle.file,
+                        "file_key_groups": [handle.key_group_range.start_key_group,
+                                            handle.key_group_range.end_key_group],
+                        "key_groups": [common.start_key_group, common.end_key_group],
+                    }
+                )  # fmt: skip
+        restored = {c: getattr(io, c) - before_io[c] for c in counted}
+        self._write("restore", before, reads=reads, restored=restored)
 
     def close(self) -> dict[str, Any]:
         try:

@@ -12,6 +12,8 @@ cache         per key, the records counted so far, coloured by whether the LRU h
               hits, misses, evictions and RocksDB's reads and writes so far in the title
 salting       stage 1's running count per sub-key; stage 2's sum of the running partials per
               tweet (the seed's) beside the right count
+rescaling     key groups across: the savepoint's files (keys' states as dots), the new subtasks'
+              ranges; a restore's spans read from each old file, a record's key group
 ============  =================================================================================
 
 :func:`step_through` shows it where the reader is: in JupyterLab a
@@ -52,6 +54,8 @@ __all__ = ["StepThrough", "step_figure", "step_through", "step_through_figure", 
 
 _HELD, _MERGED = COLORS["buffered"], COLORS["at_rest"]
 _CACHED, _NOT_CACHED = COLORS["cached"], COLORS["at_rest"]
+#: A legend in a row between the title and the plot: the slider and its buttons are below
+_LEGEND_ABOVE = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}
 _TITLE_FONT = {"size": 14}  # a step's line is long: it says what the step did
 #: The ms between steps when playing.
 PLAY_INTERVAL_MS = 700
@@ -75,8 +79,61 @@ def _subtask_label(trace: Trace, subtask: int) -> str:
     return f"subtask {subtask}"
 
 
-def _bars(trace: Trace, step: dict[str, Any]) -> list[go.Bar]:
-    """The bars of one step (the same traces, in the same order, at every step)."""
+def _old_row(subtask: int) -> str:
+    return f"savepoint: subtask-{subtask}.kgs"
+
+
+def _new_row(subtask: int) -> str:
+    return f"new subtask {subtask}"
+
+
+def _rescaling_traces(trace: Trace, step: dict[str, Any]) -> list[go.BaseTraceType]:
+    """Key groups on x: the savepoint's files (their entries as dots), the new subtasks'
+    ranges, what this step reads or where its record goes."""
+    event, files = step["event"], trace.parameters["savepoint"]
+    old = [(_old_row(i), f["key_groups"]) for i, f in enumerate(files)]
+    new = [(_new_row(s), list(r)) for s, r in sorted(trace.key_group_ranges.items())]
+    current = event["subtask"]
+    spans = [(r["file"], r["key_groups"]) for r in event.get("reads", [])]
+    row_of = {f["file"]: _old_row(i) for i, f in enumerate(files)}
+    dots = [
+        (lo + i + 0.5, _old_row(n))
+        for n, f in enumerate(files)
+        for i, count in enumerate(f["entries"])
+        if count
+        for lo in [f["key_groups"][0]]
+    ]
+    record = []
+    if event["kind"] == "record":
+        record = [(event["key_group"] + 0.5, _new_row(current))]
+    color = SUBTASK_COLORS[current % len(SUBTASK_COLORS)]
+
+    def bar(name, rows, colors, **kwargs):
+        return go.Bar(
+            name=name, orientation="h", y=[r for r, _ in rows],
+            base=[kg[0] for _, kg in rows], x=[kg[1] - kg[0] + 1 for _, kg in rows],
+            marker_color=colors, **kwargs,
+        )  # fmt: skip
+
+    return [
+        bar("an old subtask's file: its key groups", old, COLORS["at_rest"]),
+        bar("a new subtask's key groups", new,
+            [color if r == _new_row(current) else COLORS["at_rest"] for r, _ in new]),
+        bar("read at this step", [(row_of[f], kg) for f, kg in spans], color, opacity=0.85),
+        go.Scatter(name="a key's state in the savepoint", mode="markers",
+                   x=[x for x, _ in dots], y=[y for _, y in dots],
+                   marker={"color": COLORS["mark"], "size": 7}),
+        go.Scatter(name="this record's key group", mode="markers", x=[x for x, _ in record],
+                   y=[y for _, y in record],
+                   marker={"color": COLORS["mark"], "size": 13, "symbol": "diamond",
+                           "line": {"color": "white", "width": 2}}),
+    ]  # fmt: skip
+
+
+def _bars(trace: Trace, step: dict[str, Any]) -> list[go.BaseTraceType]:
+    """The traces of one step (the same traces, in the same order, at every step)."""
+    if trace.mechanism == "rescaling":
+        return _rescaling_traces(trace, step)
     keys = _keys(trace)
     if trace.mechanism == "key_groups":
         subtasks = list(range(trace.parameters["parallelism"]))
@@ -146,6 +203,13 @@ def _title(trace: Trace, step: dict[str, Any]) -> str:
             f"so far: records {records}, flushes {totals['flushes']}; keyed state reads "
             f"{totals['reads']}, writes {totals['writes']}"
         )
+    elif trace.mechanism == "rescaling":
+        p = trace.parameters
+        detail = (
+            f"a savepoint taken at parallelism {p['old_parallelism']} after "
+            f"{p['savepoint_at']} records, restored at parallelism {p['parallelism']}; "
+            f"max parallelism {p['max_parallelism']}"
+        )
     elif trace.mechanism == "salting":
         detail = (
             f"so far: views {sum(step['records_per_subtask'])} in stage 1; RocksDB reads "
@@ -170,6 +234,16 @@ def _layout(trace: Trace) -> dict[str, Any]:
         "height": 460,
         "margin": {"t": 110},
     }
+    if trace.mechanism == "rescaling":
+        rows = [_old_row(i) for i in range(trace.parameters["old_parallelism"])]
+        rows += [_new_row(s) for s in range(trace.parameters["parallelism"])]
+        return common | {
+            "barmode": "overlay",
+            "xaxis": {"title": "key group", "range": [0, trace.parameters["max_parallelism"]]},
+            "yaxis": {"categoryorder": "array", "categoryarray": rows[::-1]},
+            "legend": _LEGEND_ABOVE,
+            "margin": {"t": 160, "l": 200},
+        }
     if trace.mechanism == "salting":
         final_stage = max(e["stage"] for e in trace.events)
         ceiling = max([v[0] for v in last["emitted"].get(final_stage, {}).values()] + [1])
@@ -181,9 +255,7 @@ def _layout(trace: Trace) -> dict[str, Any]:
             "range": [0, max(last["records_per_key"].values()) * 1.15],
         }
         layout["yaxis2"] |= {"title": "count", "range": [0, ceiling * 1.15]}
-        legend = {"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0}
-        margin = {"t": 110, "b": 140}
-        return layout | common | {"barmode": "group", "legend": legend, "margin": margin}
+        return layout | common | {"barmode": "group", "legend": _LEGEND_ABOVE, "margin": {"t": 160}}
     ceiling = max(last["records_per_subtask"] + [1])
     if trace.mechanism != "key_groups":
         ceiling = max(last["records_per_key"].values())
@@ -245,7 +317,11 @@ def step_through_figure(trace: Trace) -> go.Figure:
                 "method": "animate",
                 "args": [
                     None,
-                    {"frame": {"duration": PLAY_INTERVAL_MS, "redraw": True}, "fromcurrent": True},
+                    {
+                        "frame": {"duration": PLAY_INTERVAL_MS, "redraw": True},
+                        "transition": {"duration": 0},  # a step is a jump, not a glide
+                        "fromcurrent": True,
+                    },
                 ],
             },
             {
@@ -255,12 +331,13 @@ def step_through_figure(trace: Trace) -> go.Figure:
             },
         ],
     }
-    layout = _layout(trace) | {
+    shared = _layout(trace)
+    layout = shared | {
         "title": {"text": _title(trace, steps[0]), "font": _TITLE_FONT},
         "sliders": [slider],
         "updatemenus": [play],
-        "height": 600,
-        "margin": {"t": 110, "b": 160},
+        "height": shared["height"] + 140,
+        "margin": shared["margin"] | {"b": 160},  # room for the slider and its buttons
     }
     return go.Figure(data=frames[0].data, frames=frames, layout=layout)
 
@@ -367,6 +444,19 @@ def summary(trace: Trace) -> str:
             f"This run's trace: {n} views of {len(trace.results)} tweets, each salted into "
             f"{trace.parameters['salt_buckets']} sub-keys; stage 1 sent {sent} running counts "
             f"downstream, and the seed's sum of them came to {sums}."
+        )
+    if trace.mechanism == "rescaling":
+        p = trace.parameters
+        restores = [e for e in trace.events if e["kind"] == "restore"]
+        opened = [e["restored"]["files_opened"] for e in restores]
+        kept = sum(e["restored"]["keys_kept"] for e in restores)
+        in_savepoint = sum(sum(f["entries"]) for f in p["savepoint"])
+        return (
+            f"This run's trace: a savepoint of {len(p['savepoint'])} files (parallelism "
+            f"{p['old_parallelism']}) restored at parallelism {p['parallelism']}: the new "
+            f"subtasks opened {', '.join(map(str, opened))} file(s) each and kept {kept} of the "
+            f"savepoint's {in_savepoint} entries between them, each reading only the key groups "
+            f"it owns; then {n} more records at the new parallelism."
         )
     if trace.mechanism == "buffer":
         return (

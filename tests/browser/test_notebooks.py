@@ -29,35 +29,42 @@ def _int(text: str) -> int:
 
 
 def drive_step_through(nb: LabNotebook) -> None:
-    """The step-through: next twice, previous once, then Play; each shows the record it names."""
-    assert nb.step_title().startswith("record 1 of")
-    buttons = nb.step_through
+    """The step-through: next twice, previous once, then Play; each shows the step it names,
+    its chart titled with what that step did (a new title at each step)."""
+    widget = nb.step_through
+
+    def shown() -> int:
+        return int(_number(r"^step (\d+) of", widget.locator(".widget-html").first.inner_text()))
+
+    first = nb.step_title()
+    assert shown() == 1
     t = time.perf_counter()
-    buttons.get_by_role("button", name="next").click()
-    buttons.get_by_role("button", name="next").click()
+    widget.get_by_role("button", name="next").click()
+    widget.get_by_role("button", name="next").click()
     nb.expect(
         "click next twice on the step-through",
-        "its chart's title starts 'record 3 of'",
-        lambda: nb.step_title().startswith("record 3 of"),
+        "it reads 'step 3 of' and its chart's title is no longer the first step's",
+        lambda: shown() == 3 and nb.step_title() != first,
         t,
     )
+    third = nb.step_title()
     t = time.perf_counter()
-    buttons.get_by_role("button", name="previous").click()
+    widget.get_by_role("button", name="previous").click()
     nb.expect(
         "click previous on the step-through",
-        "its chart's title starts 'record 2 of'",
-        lambda: nb.step_title().startswith("record 2 of"),
+        "it reads 'step 2 of' and its chart's title changed again",
+        lambda: shown() == 2 and nb.step_title() not in (first, third),
         t,
     )
     t = time.perf_counter()
-    buttons.locator(".widget-play button").first.click()  # the Play widget's play button
+    widget.locator(".widget-play button").first.click()  # the Play widget's play button
     nb.expect(
         "click play on the step-through",
-        "the record in its chart's title moves on past record 3",
-        lambda: _number(r"^record (\d+) of", nb.step_title()) > 3,
+        "the step it reads moves on past step 3",
+        lambda: shown() > 3,
         t,
     )
-    buttons.locator(".widget-play button").nth(1).click()  # pause: the steps stay put
+    widget.locator(".widget-play button").nth(1).click()  # pause: the steps stay put
 
 
 def drive_00(nb: LabNotebook) -> None:
@@ -159,6 +166,7 @@ def drive_04(nb: LabNotebook) -> None:
 
 
 def drive_06(nb: LabNotebook) -> None:
+    drive_step_through(nb)
     t = time.perf_counter()
     nb.press_on_slider("p' (after)", "ArrowRight")
     nb.expect(

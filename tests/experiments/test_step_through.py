@@ -12,15 +12,22 @@ from dataclasses import asdict
 import pytest
 
 from skewlab.aggregates.reference import spark_reference_aggregate
+from skewlab.engine.config import JobConfig
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments import salting, step_through
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.inputs.wordcount import wordcount_input
 from skewlab.operators.traced import read_trace
-from skewlab.state.key_groups import assign_to_key_group, compute_operator_index_for_key_group
+from skewlab.state.key_groups import (
+    assign_to_key_group,
+    compute_key_group_range_for_operator_index,
+    compute_operator_index_for_key_group,
+)
 from skewlab.strategies import run_strategy
 from skewlab.strategies.buffered import Buffered
 from skewlab.strategies.count import run_count
+from skewlab.strategies.naive import Naive
+from skewlab.strategies.resume import run_with_savepoint
 
 
 def spark_counts(df, key: str) -> dict[str, int]:
@@ -150,6 +157,50 @@ def test_salting_trace_sums_running_partials_as_the_seeds_pipeline_does(spark):
     # Spark ran stage 1 to its end before stage 2 began (a shuffle is a stage barrier)
     stages = [e["stage"] for e in trace.events]
     assert stages == sorted(stages) and trace.records == trace.records_in == n
+
+
+def test_rescaling_trace_restores_each_new_subtasks_key_groups_from_the_old_files(spark):
+    n, old_p, new_p = 40, 2, 3
+    trace = step_through.trace_rescaling(
+        spark, n_records=n, parallelism=old_p, new_parallelism=new_p
+    )
+    views = generate_views(spark, ViewSpec(n, n, 8, "zipf", 1.1, 1))
+    reference = {k: asdict(v.to_stats()) for k, v in spark_reference_aggregate(views).items()}
+    assert trace.final_state() == trace.results == reference
+    untraced = run_with_savepoint(
+        views, Naive(backend="heap"), JobConfig(parallelism=old_p), savepoint_at=n // 2,
+        resume_parallelism=new_p,
+    )  # fmt: skip
+    assert {k: asdict(v.to_stats()) for k, v in untraced.results.items()} == reference
+    files = trace.parameters["savepoint"]
+    assert [f["key_groups"] for f in files] == [
+        [r.start_key_group, r.end_key_group]
+        for r in (compute_key_group_range_for_operator_index(128, old_p, i) for i in range(old_p))
+    ]
+    restores = [e for e in trace.events if e["kind"] == "restore"]
+    assert [e["subtask"] for e in restores] == list(range(new_p))
+    assert trace.events[:new_p] == restores  # before any record
+    for event in restores:
+        lo, hi = trace.key_group_ranges[event["subtask"]]
+        spans = [r["key_groups"] for r in event["reads"]]
+        # the spans read tile the subtask's own key groups, each inside the file it came from
+        assert spans[0][0] == lo and spans[-1][1] == hi
+        assert all(a[1] + 1 == b[0] for a, b in zip(spans, spans[1:], strict=False))
+        for read in event["reads"]:
+            f_lo, f_hi = read["file_key_groups"]
+            assert f_lo <= read["key_groups"][0] <= read["key_groups"][1] <= f_hi
+        assert event["restored"]["files_opened"] == len(event["reads"])
+        by_file = {f["file"]: f for f in files}
+        expected = sum(
+            by_file[r["file"]]["entries"][g - by_file[r["file"]]["key_groups"][0]]
+            for r in event["reads"]
+            for g in range(r["key_groups"][0], r["key_groups"][1] + 1)
+        )
+        assert event["restored"]["keys_kept"] == expected
+    assert sum(e["restored"]["keys_kept"] for e in restores) == sum(
+        sum(f["entries"]) for f in files
+    )
+    assert trace.records == trace.records_in == n - n // 2
 
 
 def test_bad_trace_sizes_are_refused_before_spark_starts_work(tmp_path):
