@@ -24,6 +24,8 @@ only -- what runs, and the figures and summaries it returns.
 ``splitting``       chapter 10: key splitting (PKG, D-Choices, W-Choices) beside naive and
                     salting, measured at p = 2 and 4, the routing simulated to p = 128
 ``cache_admission`` chapter 10: LRU, W-TinyLFU and OPT hit ratios, simulated over key traces
+``predictions``     the question each chapter puts before its main measurement, answered by a
+                    claim's figure (this run, the reference, the seed)
 ``step_through``    small real runs traced record by record (key groups, the buffer, the
                     LRU cache), for the chapters to play back step by step
 ``references``      the full-size results shipped with skewlab, their provenance
@@ -49,6 +51,7 @@ from skewlab.experiments import (
     floor,
     latency_sweep,
     memory_cap,
+    predictions,
     rescaling,
     salting,
     sorted_input,
@@ -82,6 +85,7 @@ __all__ = [
     "latency_sweep",
     "latest_result",
     "memory_cap",
+    "predictions",
     "rescaling",
     "salting",
     "size_settings",

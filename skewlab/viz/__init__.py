@@ -31,6 +31,8 @@
                     shape's sentence, ``bench streaming``'s table
 ``beyond_salting``  notebook 10: key splitting's table, figures, sentences and controls,
                     ``bench splitting``'s summary
+``predictions``     predict, then run: a question's slider and *Lock in* before a measurement,
+                    the guess beside this run's, the reference's and the seed's figure after
 ``step_through``    a traced run played back: play / previous / next in JupyterLab, the
                     same steps as a plotly figure's frames in a report
 ``reference_section``  a section a size leaves out: this run's, or the shipped reference's
@@ -60,6 +62,7 @@ from skewlab.viz import (
     claims,
     ebs_latency,
     hot_keys,
+    predictions,
     rescaling,
     salting,
     sorted_input,
@@ -95,6 +98,7 @@ __all__ = [
     "ebs_latency",
     "hot_keys",
     "in_report",
+    "predictions",
     "rescaling",
     "salting",
     "setup_notebook",

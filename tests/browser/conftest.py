@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from skewlab.engine.session import JAVA_OPTIONS_ENV
+from skewlab.experiments.predictions import PREDICTIONS_LOG_ENV
 from skewlab.report.render import QUICK_JIT
 from skewlab.viz.render import REPORT_ENV
 
@@ -106,6 +107,7 @@ def lab(chromium, tmp_path_factory):
     # the kernels' Spark JVMs compile with the quick JIT only: a tiny notebook's run is mostly
     # JVM start-up (notebook 08's tiny streaming runs: 53 s -> 45 s); nothing here is measured
     env[JAVA_OPTIONS_ENV] = QUICK_JIT
+    env[PREDICTIONS_LOG_ENV] = str(base / "predictions.jsonl")  # the guesses the tests lock in
     env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
     env["JUPYTERLAB_WORKSPACES_DIR"] = str(base / "workspaces")
     env["JUPYTER_RUNTIME_DIR"] = str(base / "runtime")

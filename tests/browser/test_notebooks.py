@@ -28,6 +28,27 @@ def _int(text: str) -> int:
     return int(text.replace(",", ""))
 
 
+def drive_prediction(nb: LabNotebook) -> None:
+    """The prediction: the reveal waits; a guess typed into the slider's readout and locked in
+    appears in the reveal beside this run's figure."""
+    question = nb.page.locator(".skewlab-prediction").first
+    answer = nb.page.locator(".skewlab-reveal").first
+    assert "Lock in your prediction above" in answer.inner_text()
+    readout = question.locator(".widget-readout")
+    readout.click()
+    nb.page.keyboard.press("Control+A")
+    nb.page.keyboard.type("3")
+    nb.page.keyboard.press("Enter")
+    t = time.perf_counter()
+    question.get_by_role("button", name="Lock in").click()
+    nb.expect(
+        "type 3 into the guess's readout, click Lock in",
+        "the reveal reads 'You predicted 3' and gives this run's figure",
+        lambda: "You predicted 3" in answer.inner_text() and "this run:" in answer.inner_text(),
+        t,
+    )
+
+
 def drive_step_through(nb: LabNotebook) -> None:
     """The step-through: next twice, previous once, then Play; each shows the step it names,
     its chart titled with what that step did (a new title at each step)."""
@@ -68,6 +89,7 @@ def drive_step_through(nb: LabNotebook) -> None:
 
 
 def drive_00(nb: LabNotebook) -> None:
+    drive_prediction(nb)
     drive_step_through(nb)
     before = _number(r"carries ([\d.]+)%", _title(nb))
     t = time.perf_counter()
@@ -117,6 +139,7 @@ def drive_01(nb: LabNotebook) -> None:
 
 
 def drive_02(nb: LabNotebook) -> None:
+    drive_prediction(nb)
     drive_step_through(nb)
     t = time.perf_counter()
     nb.type_into_slider("salt buckets", "8")
@@ -132,6 +155,7 @@ def drive_02(nb: LabNotebook) -> None:
 
 
 def drive_03(nb: LabNotebook) -> None:
+    drive_prediction(nb)
     drive_step_through(nb)
     assert nb.charts() == []  # nothing runs before Run
     nb.press_on_slider("distinct tweets", "ArrowRight")  # 20 -> 10
@@ -151,6 +175,7 @@ def drive_03(nb: LabNotebook) -> None:
 
 
 def drive_04(nb: LabNotebook) -> None:
+    drive_prediction(nb)
     drive_step_through(nb)
     t = time.perf_counter()
     nb.type_into_slider("cache entries", "1000")
@@ -166,6 +191,7 @@ def drive_04(nb: LabNotebook) -> None:
 
 
 def drive_06(nb: LabNotebook) -> None:
+    drive_prediction(nb)
     drive_step_through(nb)
     t = time.perf_counter()
     nb.press_on_slider("p' (after)", "ArrowRight")

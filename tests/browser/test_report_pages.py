@@ -91,12 +91,12 @@ def test_the_code_toggle_hides_and_shows_the_code_cells_offline(tiny_report, pag
     assert page.errors == []
 
 
-#: The chapters with a step-through, and so an animated figure on their report page
+#: The chapters with a step-through (an animated figure on their report page) and a prediction
 STEP_THROUGHS = ["00_hot_keys", "02_salting", "03_buffering", "04_state_cache", "06_rescaling"]
 
 
 @pytest.mark.parametrize("chapter", STEP_THROUGHS)
-def test_a_step_through_plays_in_the_report_page_with_no_kernel(
+def test_a_step_through_plays_and_a_prediction_is_answered_in_the_report_page(
     tiny_report, page, interactions, chapter
 ):
     nb = next(n for n in tiny_report.notebooks if n.name == chapter)
@@ -124,6 +124,9 @@ def test_a_step_through_plays_in_the_report_page_with_no_kernel(
         ("report page: click Play, then Pause", chapter, f"{step()}: {title()[:40]}")
     )
     assert title() != first
+    # the prediction asked before the measurement, answered after it, as text
+    assert page.locator(".skewlab-prediction").first.inner_text().startswith("Predict first:")
+    assert "this run:" in page.locator(".skewlab-reveal").first.inner_text()
     assert page.errors == []  # plotly.js's rejection of the interrupted animation is handled
     # ... and only that one: a rejection with no reason at another moment is still an error
     page.wait_for_timeout(1_200)
