@@ -24,6 +24,8 @@ only -- what runs, and the figures and summaries it returns.
 ``splitting``       chapter 10: key splitting (PKG, D-Choices, W-Choices) beside naive and
                     salting, measured at p = 2 and 4, the routing simulated to p = 128
 ``cache_admission`` chapter 10: LRU, W-TinyLFU and OPT hit ratios, simulated over key traces
+``exercises``       the tasks at the end of a chapter, each checked with skewlab's own parts;
+                    the solutions page
 ``predictions``     the question each chapter puts before its main measurement, answered by a
                     claim's figure (this run, the reference, the seed)
 ``step_through``    small real runs traced record by record (key groups, the buffer, the
@@ -48,6 +50,7 @@ from skewlab.experiments import (
     backlog,
     buffering,
     cache_admission,
+    exercises,
     floor,
     latency_sweep,
     memory_cap,
@@ -80,6 +83,7 @@ __all__ = [
     "benchmark",
     "buffering",
     "cache_admission",
+    "exercises",
     "floor",
     "chapter",
     "latency_sweep",

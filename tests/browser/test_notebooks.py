@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from skewlab.experiments.exercises import chapter_exercises
+
 from .lab import LabNotebook, NotebookQueue, kernel_list_races, unexplained_errors
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
@@ -45,6 +47,26 @@ def drive_prediction(nb: LabNotebook) -> None:
         "type 3 into the guess's readout, click Lock in",
         "the reveal reads 'You predicted 3' and gives this run's figure",
         lambda: "You predicted 3" in answer.inner_text() and "this run:" in answer.inner_text(),
+        t,
+    )
+
+
+def drive_exercise(nb: LabNotebook, chapter: str) -> None:
+    """The chapter's first exercise: its cell's first line changed to the answer its own
+    solve() finds, run with Shift+Enter; the check below it says right."""
+    e = chapter_exercises(chapter)[0]
+    cell = nb.page.locator(".jp-CodeCell", has_text=f'"{e.id}", answer').first
+    assert "not answered yet" in cell.locator(".jp-OutputArea").inner_text()
+    cell.locator(".cm-line").first.click()
+    nb.page.keyboard.press("Home")
+    nb.page.keyboard.press("Shift+End")
+    nb.page.keyboard.type(f"answer = {e.solve()!r}")
+    t = time.perf_counter()
+    nb.page.keyboard.press("Shift+Enter")
+    nb.expect(
+        f"set answer = {e.solve()!r} in exercise {e.id}'s cell, Shift+Enter",
+        "its output says '-> right:'",
+        lambda: "-> right:" in cell.locator(".jp-OutputArea").inner_text(),
         t,
     )
 
@@ -91,6 +113,7 @@ def drive_step_through(nb: LabNotebook) -> None:
 def drive_00(nb: LabNotebook) -> None:
     drive_prediction(nb)
     drive_step_through(nb)
+    drive_exercise(nb, "hot_keys")
     before = _number(r"carries ([\d.]+)%", _title(nb))
     t = time.perf_counter()
     nb.type_into_slider("Zipf skew s", "2.5")
@@ -141,6 +164,7 @@ def drive_01(nb: LabNotebook) -> None:
 def drive_02(nb: LabNotebook) -> None:
     drive_prediction(nb)
     drive_step_through(nb)
+    drive_exercise(nb, "salting")
     t = time.perf_counter()
     nb.type_into_slider("salt buckets", "8")
     nb.expect(
@@ -157,6 +181,7 @@ def drive_02(nb: LabNotebook) -> None:
 def drive_03(nb: LabNotebook) -> None:
     drive_prediction(nb)
     drive_step_through(nb)
+    drive_exercise(nb, "buffering")
     assert nb.charts() == []  # nothing runs before Run
     nb.press_on_slider("distinct tweets", "ArrowRight")  # 20 -> 10
     nb.press_on_slider("max_count", "ArrowLeft")  # 1,000 -> 100
@@ -177,6 +202,7 @@ def drive_03(nb: LabNotebook) -> None:
 def drive_04(nb: LabNotebook) -> None:
     drive_prediction(nb)
     drive_step_through(nb)
+    drive_exercise(nb, "state_cache")
     t = time.perf_counter()
     nb.type_into_slider("cache entries", "1000")
     nb.expect(
@@ -193,6 +219,7 @@ def drive_04(nb: LabNotebook) -> None:
 def drive_06(nb: LabNotebook) -> None:
     drive_prediction(nb)
     drive_step_through(nb)
+    drive_exercise(nb, "rescaling")
     t = time.perf_counter()
     nb.press_on_slider("p' (after)", "ArrowRight")
     nb.expect(
