@@ -166,13 +166,18 @@ class SharedKernel:
         code = FRESH_NOTEBOOK
         if cwd is not None:
             code += f"__import__('os').chdir({json.dumps(str(Path(cwd).resolve()))})\n"
-        return _seconds(self._run(code, {"spark": SPARK_START_EXPRESSION}))
+        return self._start_seconds(code)
 
     def spark_start_seconds(self) -> float:
         """Seconds the kernel has spent starting Spark so far (0 if it never did)."""
         if not self.manager.has_kernel:
             return 0.0
-        return _seconds(self._run("", {"spark": SPARK_START_EXPRESSION}))
+        return self._start_seconds()
+
+    def _start_seconds(self, code: str = "") -> float:
+        """Run ``code``, then read the seconds spent starting Spark (0 where unreadable)."""
+        seconds = self._evaluate(SPARK_START_EXPRESSION, code)
+        return 0.0 if seconds is None else float(seconds)
 
     def spark_java_options(self) -> str | None:
         """The extra options the kernel's Spark JVM was started with
@@ -183,13 +188,18 @@ class SharedKernel:
         if not self.manager.has_kernel or not run_sync(self.manager.is_alive)():
             return None
         try:
-            value = self._run("", {"options": JAVA_OPTIONS_EXPRESSION}).get("options", {})
+            options = self._evaluate(JAVA_OPTIONS_EXPRESSION)
         except (KernelError, TimeoutError, RuntimeError):
             return None
+        return None if options is None else " ".join(options)
+
+    def _evaluate(self, expression: str, code: str = "") -> Any:
+        """Run ``code``, then the value of one Python ``expression`` (a literal's repr) in the
+        kernel, ``None`` where the kernel could not evaluate it."""
+        value = self._run(code, {"value": expression}).get("value", {})
         if value.get("status") != "ok":
             return None
-        options = ast.literal_eval(value["data"]["text/plain"])
-        return None if options is None else " ".join(options)
+        return ast.literal_eval(value["data"]["text/plain"])
 
     def _client(self):
         """The kernel's client for :meth:`prepare`, connected once per kernel process (a
@@ -229,10 +239,3 @@ class SharedKernel:
                 f"{content.get('ename')}: {content.get('evalue')}"
             )
         return content.get("user_expressions", {})
-
-
-def _seconds(expressions: dict[str, Any]) -> float:
-    value = expressions.get("spark", {})
-    if value.get("status") != "ok":
-        return 0.0
-    return float(value["data"]["text/plain"])

@@ -54,9 +54,9 @@ BUDGET_SECONDS = {"quick": 120.0}
 QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 
 #: The options Spark's JVM starts with in a report, per size, unless ``$SKEWLAB_JAVA_OPTIONS``
-#: is set (even to ""): the quick JIT where every job lasts seconds (a quick report took
-#: 107.6 s against 122.9 s with the default JIT, docs/report.md; every ratio it concludes has
-#: both sides in that JVM); the full size, as ``skewlab bench``, with the default.
+#: is set (even to ""): the quick JIT where every job lasts seconds (measured against the
+#: default JIT in docs/report.md; every ratio a report concludes has both sides in that JVM);
+#: the full size, as ``skewlab bench``, with the default.
 REPORT_JAVA_OPTIONS = {"tiny": QUICK_JIT, "quick": QUICK_JIT, "full": ""}
 
 
