@@ -23,15 +23,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from skewlab.errors import SkewlabInputError
+from skewlab.errors import SkewlabInputError, UnsortedInputError
 from skewlab.experiments.chapters import chapter as chapter_record
 from skewlab.inputs.wordcount import flip325_key
+from skewlab.state import create_backend
 from skewlab.state.key_groups import (
     assign_to_key_group,
     compute_key_group_range_for_operator_index,
     compute_operator_index_for_key_group,
 )
+from skewlab.state.single_key import SingleKeyStateBackend
 from skewlab.state.value_state import WriteBackLru
+from skewlab.strategies.key_splitting import Sender
 
 __all__ = [
     "EXERCISES",
@@ -243,6 +246,82 @@ def _cycle_fits(answer):
     )
 
 
+def _pair(answer, what: str) -> tuple[Any, Any]:
+    try:
+        first, second = answer
+    except (TypeError, ValueError):
+        raise SkewlabInputError(f"the answer is a pair ({what}); got {answer!r}") from None
+    return first, second
+
+
+def _held_after_sorted_wordcount() -> tuple[int, int]:
+    """Entries the single-key and the heap backend hold after counting 1,000 records of 100
+    words in sorted input's order (by key group and key)."""
+    words = sorted((assign_to_key_group(w, 128), w) for w in range(100) for _ in range(10))
+    held = []
+    for backend in (SingleKeyStateBackend(), create_backend("heap")):
+        for group, word in words:
+            backend.put(group, word, (backend.get(group, word) or 0) + 1)
+        held.append(sum(1 for _ in backend.items()))
+        backend.close()
+    return held[0], held[1]
+
+
+def _entries_held(answer):
+    single, heap = _pair(answer, "single-key entries, heap entries")
+    held = _held_after_sorted_wordcount()
+    right = (single, heap) == held
+    return right, (
+        f"after 1,000 sorted records of 100 words the single-key backend holds {held[0]} entry "
+        f"and the heap {held[1]}" + ("." if right else f"; ({single}, {heap}) is not that.")
+    )
+
+
+def _first_refused(answer):
+    index = _whole(answer, "a record's index")
+    backend = SingleKeyStateBackend()
+    refused = None
+    for i, key in enumerate("aabac"):
+        try:
+            backend.put(0, key, (backend.get(0, key) or 0) + 1)
+        except UnsortedInputError:
+            refused = i
+            break
+    right = index == refused
+    return right, (
+        f"record {index} is " + ("where" if right else "not where")
+        + " the single-key backend first refuses a key that came back after it was finished."
+    )  # fmt: skip
+
+
+def _subtasks_of_a_hot_key(scheme: str) -> int:
+    """How many subtasks one key's records reach when it is every record, under ``scheme``
+    at parallelism 8 (skewlab's key-splitting sender)."""
+    sender = Sender(scheme, 8)
+    where = dict((sub_key, subtask) for subtask, sub_key in sender.candidates("hot"))
+    return len({where[k] for k in sender.route(["hot"] * 1_000)})
+
+
+def _pkg_spread(answer):
+    subtasks = _whole(answer, "a number of subtasks")
+    reached = _subtasks_of_a_hot_key("pkg")
+    right = subtasks == reached
+    return right, (
+        f"under PKG at parallelism 8, 1,000 records of one key reach {reached} subtasks"
+        + ("." if right else f", not {subtasks}.")
+    )
+
+
+def _wchoices_spread(answer):
+    subtasks = _whole(answer, "a number of subtasks")
+    reached = _subtasks_of_a_hot_key("wchoices")
+    right = subtasks == reached
+    return right, (
+        f"under W-Choices at parallelism 8, 1,000 records of one hot key reach {reached} "
+        "subtasks" + ("." if right else f", not {subtasks}.")
+    )
+
+
 def _smallest(judge, low: int, high: int) -> int:
     """The smallest answer in ``low .. high`` the judge accepts."""
     return next(a for a in range(low, high + 1) if judge(a)[0])
@@ -316,6 +395,40 @@ EXERCISES: tuple[Exercise, ...] = (
         "An LRU evicts the key a cycle needs next until the whole cycle fits.",
         _cycle_fits,
         lambda: _smallest(_cycle_fits, 1, 10),
+    ),
+    Exercise(
+        "entries_held", "sorted_input",
+        "A WordCount reads 1,000 records of 100 words, sorted as sorted input hands them (by "
+        "key group and key: each word's 10 records together). At the end, how many entries "
+        "does the single-key backend hold, and the heap backend? Answer a pair: (single key, "
+        "heap).",
+        "The single-key backend keeps only the current key's value.",
+        _entries_held,
+        _held_after_sorted_wordcount,
+    ),
+    Exercise(
+        "first_refused", "sorted_input",
+        "The single-key backend reads the keys a, a, b, a, c in that order. At which record "
+        "(counting from 0) does it refuse the input?",
+        "A key that does not compare greater than the previous one means unsorted input.",
+        _first_refused,
+        lambda: _smallest(_first_refused, 0, 4),
+    ),
+    Exercise(
+        "pkg_spread", "beyond_salting",
+        "Under PKG (two choices) at parallelism 8, over how many subtasks do the records of a key "
+        "that is every record spread?",
+        "PKG gives every key two candidates and sends each record to the less loaded one.",
+        _pkg_spread,
+        lambda: _smallest(_pkg_spread, 1, 8),
+    ),
+    Exercise(
+        "wchoices_spread", "beyond_salting",
+        "Under W-Choices at parallelism 8, over how many subtasks do the records of a key that is "
+        "every record spread?",
+        "W-Choices gives a hot key every subtask as a candidate.",
+        _wchoices_spread,
+        lambda: _smallest(_wchoices_spread, 1, 8),
     ),
     Exercise(
         "even_key_groups", "rescaling",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,15 +72,15 @@ class Prediction:
         return claim(self.chapter, self.claim_id)
 
     def format(self, value: float, *, unit: bool = True) -> str:
-        """A figure (or a guess) in the question's unit (``unit=False``: the number alone, as
-        an interval's bounds are written)."""
+        """A figure (or a guess) as the claim's own sentence writes that figure, in the
+        question's unit (``unit=False``: the number alone, as an interval's bounds are
+        written)."""
+        found = re.search(r"\{" + re.escape(self.figure) + r":([^}]*)\}", self.claim().measured)
+        spec = found.group(1) if found else (".0%" if self.unit == "%" else ".3g")
+        text = format(value, spec)
         if self.unit == "%":
-            text = f"{value:.0%}" if value >= 0.01 or value == 0 else f"{value:.2%}"
             return text if unit else text.rstrip("%")
-        if self.unit == "x":
-            text = f"{value:.3g}" if value < 10 else f"{value:,.1f}"
-            return text + "x" if unit else text
-        return f"{value:,.3g}"
+        return text + self.unit if unit else text
 
     def answers(self, result: Any) -> Answers:
         """This figure over ``result`` (this run), over its source's shipped reference (when
@@ -193,6 +194,35 @@ PREDICTIONS: tuple[Prediction, ...] = (
         low=0.0,
         high=1.0,
         start=0.25,
+    ),
+    Prediction(
+        id="rocksdb_over_sorted_job_time",
+        chapter="sorted_input",
+        question=(
+            "On bounded input, how many times sorted input's job time will keyed state on "
+            "RocksDB take, sort included? (below 1: RocksDB is faster)"
+        ),
+        claim_id="sorted_beats_rocksdb",
+        figure="ratio",
+        unit="x",
+        low=0.1,
+        high=100.0,
+        start=1.0,
+        log=True,
+    ),
+    Prediction(
+        id="busiest_subtask_under_two_choices",
+        chapter="beyond_salting",
+        question=(
+            "With two choices per key (PKG), how many times the mean load will the busiest "
+            "subtask carry? (1 is an even share)"
+        ),
+        claim_id="pkg_cuts_the_imbalance_by_an_order_of_magnitude",
+        figure="pkg",
+        unit="x",
+        low=1.0,
+        high=4.0,
+        start=2.0,
     ),
     Prediction(
         id="bytes_read_all_over_key_groups",

@@ -18,7 +18,7 @@ Example::
     0.4
     >>> answer = reveal(question, state_cache={"summary": {"hit_ratio_250": 0.0,
     ...     "hit_ratio_500": 0.5, "hit_ratio_1000": 0.9995, "records": 2_000_000}})
-    >>> "You predicted 40%" in answer.html.value
+    >>> "You predicted 40.0%" in answer.html.value
     True
 """
 

@@ -183,6 +183,10 @@ class LabNotebook:
         return self.page.evaluate(BAD_OUTPUTS)
 
     def status(self) -> str:
+        """The explorer's status line ("" in a notebook whose live widgets are only a
+        prediction, a step-through or exercises)."""
+        if not self.page.locator(".skewlab-explorer").count():
+            return ""
         return self.explorer.locator(".skewlab-explorer-status").inner_text().strip()
 
     def explorer_text(self) -> str:

@@ -216,6 +216,11 @@ def drive_04(nb: LabNotebook) -> None:
     )
 
 
+def drive_05(nb: LabNotebook) -> None:
+    drive_prediction(nb)
+    drive_exercise(nb, "sorted_input")
+
+
 def drive_06(nb: LabNotebook) -> None:
     drive_prediction(nb)
     drive_step_through(nb)
@@ -297,6 +302,8 @@ def drive_09(nb: LabNotebook) -> None:
 
 
 def drive_10(nb: LabNotebook) -> None:
+    drive_prediction(nb)
+    drive_exercise(nb, "beyond_salting")
     nb.explorer_index = 0  # the routing explorer; the cache admission explorer is the last
     t = time.perf_counter()
     nb.type_into_slider("parallelism p", "64")
@@ -335,6 +342,7 @@ DRIVERS = {
     "02_salting.ipynb": drive_02,
     "03_buffering.ipynb": drive_03,
     "04_state_cache.ipynb": drive_04,
+    "05_sorted_input.ipynb": drive_05,
     "06_rescaling.ipynb": drive_06,
     "07_backlog.ipynb": drive_07,
     "08_streaming.ipynb": drive_08,
@@ -362,7 +370,8 @@ def test_notebook_runs_all_and_its_controls_redraw(name, notebooks, interactions
         first_render = nb.chart_problems()  # every chart as first drawn, the widget's included
         DRIVERS[name](nb)
         interactions.extend(nb.log)
-        nb.explorer.screenshot(path=str(nb.lab.root.parent / f"{name.removesuffix('.ipynb')}.png"))
+        shown = nb.explorer if nb.page.locator(".skewlab-explorer").count() else nb.page
+        shown.screenshot(path=str(nb.lab.root.parent / f"{name.removesuffix('.ipynb')}.png"))
         assert first_render == []
         assert nb.bad_outputs() == []
         assert nb.status() == ""

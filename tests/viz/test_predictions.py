@@ -34,7 +34,7 @@ def test_the_reveal_waits_for_the_guess_then_sets_it_beside_the_figures(monkeypa
     question.slider.value = 30
     question.button.click()  # as the button does
     text = answer.html.value
-    assert "You predicted 30%" in text and "this run: 0%" in text
+    assert "You predicted 30.0%" in text and "this run: 0.0%" in text
     assert "the seed: 0 % / 50 % / 100 % (FLIP-325)" in text
     reference = prediction("state_cache", "hit_ratio_at_250_entries").answers(None)
     assert f"the reference (full size): {reference.text(reference.reference)}" in text
@@ -62,7 +62,7 @@ def test_a_report_shows_the_question_and_the_answer_as_text(monkeypatch):
     answer = view.reveal(question, state_cache=STAIRCASE)
     text = answer.text()
     assert text.startswith("<b>The prediction:</b> The keys cycle through 1,000 keys")
-    assert "this run: 0%" in text and "You predicted" not in text
+    assert "this run: 0.0%" in text and "You predicted" not in text
 
 
 def test_a_reveal_without_the_result_its_claim_reads_is_refused():
