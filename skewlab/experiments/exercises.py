@@ -302,24 +302,23 @@ def _subtasks_of_a_hot_key(scheme: str) -> int:
     return len({where[k] for k in sender.route(["hot"] * 1_000)})
 
 
-def _pkg_spread(answer):
-    subtasks = _whole(answer, "a number of subtasks")
-    reached = _subtasks_of_a_hot_key("pkg")
-    right = subtasks == reached
-    return right, (
-        f"under PKG at parallelism 8, 1,000 records of one key reach {reached} subtasks"
-        + ("." if right else f", not {subtasks}.")
-    )
+def _spread(scheme: str, name: str):
+    """The judge of "over how many subtasks does a key that is every record spread under
+    ``scheme`` at parallelism 8?"."""
+
+    def judge(answer):
+        subtasks = _whole(answer, "a number of subtasks")
+        reached = _subtasks_of_a_hot_key(scheme)
+        right = subtasks == reached
+        return right, (
+            f"under {name} at parallelism 8, 1,000 records of one hot key reach {reached} "
+            "subtasks" + ("." if right else f", not {subtasks}.")
+        )
+
+    return judge
 
 
-def _wchoices_spread(answer):
-    subtasks = _whole(answer, "a number of subtasks")
-    reached = _subtasks_of_a_hot_key("wchoices")
-    right = subtasks == reached
-    return right, (
-        f"under W-Choices at parallelism 8, 1,000 records of one hot key reach {reached} "
-        "subtasks" + ("." if right else f", not {subtasks}.")
-    )
+_pkg_spread, _wchoices_spread = _spread("pkg", "PKG"), _spread("wchoices", "W-Choices")
 
 
 def _smallest(judge, low: int, high: int) -> int:
