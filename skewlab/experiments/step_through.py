@@ -2,10 +2,11 @@
 play back.
 
 Each function runs one mechanism the seeds draw on a small input, with the operator chain
-traced (:mod:`skewlab.operators.traced`), and returns a :class:`Trace`: the events in arrival
-order, the state after each one (:meth:`Trace.steps`), and what the run's sink collected. The
-run is the engine's own -- Spark routes the records by Flink's key groups, the real operator
-and state backend handle them -- only fed one record at a time.
+traced (:mod:`skewlab.operators.traced`), and returns a :class:`Trace`: the events in an order
+the run could have taken (:func:`~skewlab.operators.traced.read_trace`), the state after each
+one (:meth:`Trace.steps`), and what the run's sink collected. The run is the engine's own --
+Spark routes the records by Flink's key groups, the real operator and state backend handle
+them -- only fed one record at a time.
 
 ==========================  ====================================================================
 :func:`trace_key_groups`    records reaching subtasks through key groups (chapter 00): a keyed
@@ -76,7 +77,8 @@ MAX_TRACED_RECORDS = 500
 
 @dataclass
 class Trace:
-    """A traced run: its mechanism, settings, events (arrival order) and collected results.
+    """A traced run: its mechanism, settings, events (in :func:`read_trace`'s order) and
+    collected results.
 
     ``results`` are the run's sink, as the trace's ``final`` events write them (keys as
     strings; a tweet's state as its statistics), so that :meth:`final_state` can be held
