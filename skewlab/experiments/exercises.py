@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from skewlab.errors import SkewlabInputError, UnsortedInputError
@@ -108,8 +109,13 @@ def _lru_hit_ratio(entries: int, keys: list[int]) -> float:
     return lru.hits / (lru.hits + lru.misses)
 
 
-_FLIP325_KEYS = [flip325_key(x) for x in range(8_000)]
 _CYCLE = [x % 6 for x in range(60)]
+
+
+@cache
+def _flip325_keys() -> list[int]:
+    """FLIP-325's key sequence over 8,000 records (made when an exercise first needs it)."""
+    return [flip325_key(x) for x in range(8_000)]
 
 
 # ------------------------------------------------------------------------------- exercises
@@ -228,7 +234,7 @@ def _hit_ratios(answer, keys: list[int]) -> tuple[int, float, float]:
 
 
 def _half_hits(answer):
-    entries, ratio, below = _hit_ratios(answer, _FLIP325_KEYS)
+    entries, ratio, below = _hit_ratios(answer, _flip325_keys())
     right = ratio >= 0.5 > below
     return right, (
         f"at {entries:,} entries the LRU hits {ratio:.1%} of the seed's lookups"

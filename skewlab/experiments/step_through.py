@@ -91,6 +91,7 @@ class Trace:
     results: dict[str, Any]
     records_in: int
     key_group_ranges: dict[int, tuple[int, int]] = field(default_factory=dict)
+    _steps: list[dict[str, Any]] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def source_stage(self) -> str:
@@ -123,6 +124,12 @@ class Trace:
         records it received since its last flush) and the keys its cache holds, the records
         this step flushed, and per stage each key's latest emitted value.
         """
+        if self._steps is None:
+            self._steps = self._replay()
+        return self._steps
+
+    def _replay(self) -> list[dict[str, Any]]:
+        """:meth:`steps`, computed from the events (once per trace)."""
         parallelism, source = self.parameters["parallelism"], self.source_stage
         per_subtask = [0] * parallelism
         per_key: Counter = Counter()
@@ -299,6 +306,27 @@ def _resolved(spark, parallelism: int, max_parallelism: int) -> JobConfig:
     ).resolved(spark.sparkContext.defaultParallelism)
 
 
+def _zipf_views(spark, n_records: int, n_keys: int, skew: float, seed: int):
+    """A few Zipf views: ``n_records`` views of ``n_keys`` tweets by as many users."""
+    return generate_views(spark, ViewSpec(n_records, n_records, n_keys, "zipf", skew, seed))
+
+
+def _trace(mechanism: str, job: JobConfig, ran: tuple, **parameters: Any) -> Trace:
+    """The :class:`Trace` of a run under ``job``: ``ran`` is :func:`_run_traced`'s
+    ``(events, results, records in)``; the job's parallelism, max parallelism and key-group
+    ranges join ``parameters``."""
+    events, results, records_in = ran
+    return Trace(
+        mechanism=mechanism,
+        parameters=parameters
+        | {"parallelism": job.parallelism, "max_parallelism": job.max_parallelism},
+        events=events,
+        results=results,
+        records_in=records_in,
+        key_group_ranges=_key_group_ranges(job),
+    )
+
+
 def _count_trace(mechanism, spark, df, count: CountJob, key_type: str, job: JobConfig, params):
     stage = StageSpec(
         name=f"1:count-{count.strategy}",
@@ -309,15 +337,7 @@ def _count_trace(mechanism, spark, df, count: CountJob, key_type: str, job: JobC
         key_type=key_type,
         order_by=count.order_by,
     )
-    events, results, records_in = _run_traced(spark, df, stage, job, stage.serializer)
-    return Trace(
-        mechanism=mechanism,
-        parameters=params | {"parallelism": job.parallelism},
-        events=events,
-        results=results,
-        records_in=records_in,
-        key_group_ranges=_key_group_ranges(job),
-    )
+    return _trace(mechanism, job, _run_traced(spark, df, stage, job, stage.serializer), **params)
 
 
 def trace_key_groups(
@@ -342,10 +362,9 @@ def trace_key_groups(
     _check_records(n_records)
     check_whole("n_keys (tweets)", n_keys, 1)
     job = _resolved(spark, parallelism, max_parallelism)
-    views = generate_views(spark, ViewSpec(n_records, n_records, n_keys, "zipf", skew, seed))
+    views = _zipf_views(spark, n_records, n_keys, skew, seed)
     df = views.select(views.tweet_id.alias(WORD), views.seq.alias(SEQ))
     params = {"n_records": n_records, "n_keys": n_keys, "skew": skew, "seed": seed}
-    params["max_parallelism"] = job.max_parallelism
     return _count_trace("key_groups", spark, df, CountJob(strategy="heap"), "string", job, params)
 
 
@@ -368,7 +387,6 @@ def trace_cache(
     job = _resolved(spark, parallelism, 128)
     df = wordcount_input(spark, n_records, n_keys)
     params = {"n_records": n_records, "n_keys": n_keys, "cache_entries": cache_entries}
-    params["max_parallelism"] = job.max_parallelism
     return _count_trace("cache", spark, df, count, "bigint", job, params)
 
 
@@ -396,7 +414,7 @@ def trace_buffer(
     check_whole("n_keys (tweets)", n_keys, 1)
     params = Buffered(buffer="list", max_count=max_count, trigger_interval_ms=0)
     job = _resolved(spark, parallelism, 128)
-    views = generate_views(spark, ViewSpec(n_records, n_records, n_keys, "zipf", skew, seed))
+    views = _zipf_views(spark, n_records, n_keys, skew, seed)
     stage = _views_stage(
         "1:buffered",
         partial(
@@ -407,25 +425,13 @@ def trace_buffer(
             precision=params.precision,
         ),
     )
-    events, results, records_in = _run_traced(
+    ran = _run_traced(
         spark, upstream(views, params), stage, job, StatsSerializer, StatsState.to_stats
     )
-    return Trace(
-        mechanism="buffer",
-        parameters={
-            "n_records": n_records,
-            "n_keys": n_keys,
-            "skew": skew,
-            "max_count": max_count,
-            "seed": seed,
-            "parallelism": job.parallelism,
-            "max_parallelism": job.max_parallelism,
-            "backend": params.backend,
-        },
-        events=events,
-        results=results,
-        records_in=records_in,
-    )
+    return _trace(
+        "buffer", job, ran, n_records=n_records, n_keys=n_keys, skew=skew,
+        max_count=max_count, seed=seed, backend=params.backend,
+    )  # fmt: skip
 
 
 def trace_salting(
@@ -453,27 +459,13 @@ def trace_salting(
     check_whole("n_keys (tweets)", n_keys, 1)
     check_whole("salt_buckets (sub-keys per tweet)", salt_buckets, 1)
     job = _resolved(spark, parallelism, 128)
-    views = generate_views(spark, ViewSpec(n_records, n_records, n_keys, "zipf", skew, seed))
+    views = _zipf_views(spark, n_records, n_keys, skew, seed)
     salted = with_salt(with_seq(views), "tweet_id", "view_id", salt_buckets)
-    events, results, records_in = _run_traced(
-        spark, salted, counter_stages("rocksdb"), job, PairSerializer
-    )
-    return Trace(
-        mechanism="salting",
-        parameters={
-            "n_records": n_records,
-            "n_keys": n_keys,
-            "skew": skew,
-            "salt_buckets": salt_buckets,
-            "seed": seed,
-            "parallelism": job.parallelism,
-            "max_parallelism": job.max_parallelism,
-        },
-        events=events,
-        results=results,
-        records_in=records_in,
-        key_group_ranges=_key_group_ranges(job),
-    )
+    ran = _run_traced(spark, salted, counter_stages("rocksdb"), job, PairSerializer)
+    return _trace(
+        "salting", job, ran, n_records=n_records, n_keys=n_keys, skew=skew,
+        salt_buckets=salt_buckets, seed=seed,
+    )  # fmt: skip
 
 
 def trace_rescaling(
@@ -512,7 +504,7 @@ def trace_rescaling(
         )
     check_whole("new_parallelism", new_parallelism, 1)
     params = Naive(backend="heap")
-    views = generate_views(spark, ViewSpec(n_records, n_records, n_keys, "zipf", skew, seed))
+    views = _zipf_views(spark, n_records, n_keys, skew, seed)
     stage = _views_stage(
         "1:naive",
         partial(KeyedReduce, state_backend=params.state_backend(), precision=params.precision),
@@ -547,21 +539,8 @@ def trace_rescaling(
             spark, df, stage, resumed, StatsSerializer, StatsState.to_stats
         )
     before = {str(k): json_value(StatsState.to_stats(v)) for k, v in first.results.items()}
-    return Trace(
-        mechanism="rescaling",
-        parameters={
-            "n_records": n_records,
-            "n_keys": n_keys,
-            "skew": skew,
-            "seed": seed,
-            "old_parallelism": job.parallelism,
-            "parallelism": new_parallelism,
-            "max_parallelism": job.max_parallelism,
-            "savepoint_at": savepoint_at,
-            "savepoint": files,
-        },
-        events=events,
-        results=before | second,
-        records_in=records_in,
-        key_group_ranges=_key_group_ranges(resumed),
-    )
+    return _trace(
+        "rescaling", resumed, (events, before | second, records_in), n_records=n_records,
+        n_keys=n_keys, skew=skew, seed=seed, old_parallelism=job.parallelism,
+        savepoint_at=savepoint_at, savepoint=files,
+    )  # fmt: skip
