@@ -76,12 +76,27 @@ STATE_COUNTERS = ("reads", "writes", "cache_hits", "cache_misses", "evictions")
 _OUT_COUNTERS = ("records_out", "flushes", "records_rejected")
 
 
+def _log_name(stage_name: str) -> str:
+    """A stage's name as its subtasks' log files start."""
+    return stage_name.replace(":", "-")
+
+
 def traced_stage(stage: StageSpec, directory: str | Path) -> StageSpec:
     """``stage`` with its operator chain traced into ``directory`` (made if missing; absolute,
     so that every Spark worker on this machine writes where the driver reads). The stage also
-    hands its subtasks ``seq``, the records' arrival order, which the trace reports."""
+    hands its subtasks ``seq``, the records' arrival order, which the trace reports.
+
+    A directory already holding a trace of a stage of that name is refused: a second run's
+    events would mix with the first's in :func:`read_trace`.
+    """
     directory = Path(directory).resolve()
     directory.mkdir(parents=True, exist_ok=True)
+    held = sorted(directory.glob(f"{_log_name(stage.name)}-*.jsonl"))
+    if held:
+        raise SkewlabInputError(
+            f"{directory} already holds a trace of stage {stage.name!r} ({held[0].name}): "
+            "trace each run into an empty directory"
+        )
     return replace(
         stage,
         operator=partial(TracedOperator, inner=stage.operator, directory=str(directory)),
@@ -103,8 +118,8 @@ class TracedOperator(Operator):
         self.columns = tuple(
             dict.fromkeys((*self.inner.columns, *(c for c in wanted if c not in other_forms)))
         )
-        name = ctx.stage.name.replace(":", "-")
-        self._log = open(Path(directory) / f"{name}-{ctx.subtask}.jsonl", "w")  # noqa: SIM115
+        log = Path(directory) / f"{_log_name(ctx.stage.name)}-{ctx.subtask}.jsonl"
+        self._log = open(log, "w")  # noqa: SIM115  (a task retried rewrites its subtask's log)
         self._step = 0
         self._seen: dict[Any, None] = {}  # this subtask's keys, in first-seen order
         self._last_seq = -1

@@ -17,7 +17,7 @@ from skewlab.errors import SkewlabInputError
 from skewlab.experiments import salting, step_through
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.inputs.wordcount import wordcount_input
-from skewlab.operators.traced import read_trace
+from skewlab.operators.traced import read_trace, traced_stage
 from skewlab.state.key_groups import (
     assign_to_key_group,
     compute_key_group_range_for_operator_index,
@@ -210,3 +210,12 @@ def test_bad_trace_sizes_are_refused_before_spark_starts_work(tmp_path):
         step_through.trace_key_groups(None, n_keys=0)
     with pytest.raises(SkewlabInputError, match="no trace in"):
         read_trace(tmp_path)
+
+
+def test_a_directory_holding_a_trace_of_the_stage_is_refused(tmp_path):
+    stage = step_through._views_stage("count", object)
+    traced_stage(stage, tmp_path)  # an empty directory: taken
+    (tmp_path / "count-0.jsonl").write_text("{}\n")  # what a run of it leaves
+    traced_stage(step_through._views_stage("other", object), tmp_path)
+    with pytest.raises(SkewlabInputError, match="already holds a trace of stage 'count'"):
+        traced_stage(stage, tmp_path)
