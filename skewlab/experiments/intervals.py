@@ -130,6 +130,20 @@ class Estimate:
             return f"{head} {span}, {self.runs} run and its run-to-run spread"
         return f"{head} {span}, {self.runs} run{'s' * (self.runs != 1)}"
 
+    def scaled(self, factor: float) -> Estimate:
+        """The estimate times a positive constant (e.g. a count over its total: a share), its
+        interval with it.
+
+        Example::
+
+            >>> Estimate(18.0, 13.0, 24.0, 5, BOOTSTRAP).scaled(1 / 24).text(".0%")
+            '75% [54%..100%], 5 runs'
+        """
+        if not factor > 0:
+            raise ValueError(f"an estimate scales by a positive factor, got {factor}")
+        low, high = ((None if b is None else b * factor) for b in (self.low, self.high))
+        return replace(self, value=self.value * factor, low=low, high=high)
+
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
 

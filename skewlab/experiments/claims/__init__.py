@@ -85,6 +85,7 @@ __all__ = [
     "claim",
     "count_held",
     "estimate",
+    "figure_field",
     "latency_ends",
     "summary_of",
     "summary_value",
@@ -181,6 +182,21 @@ def latency_ends(rows) -> dict[str, Any] | None:
     }
 
 
+def figure_field(template: str, name: str) -> re.Match[str] | None:
+    """Where figure ``name`` stands in a claim's measured sentence ``template``: ``{name}`` or
+    ``{name:spec}`` and a unit sign right after it (``x``, ``%``); group 1 is its format spec
+    (``None`` where it has none), so that a figure is written elsewhere as the claim writes it.
+
+    Example::
+
+        >>> figure_field("buffered / naive at 20 keys: {speedup:.1f}x", "speedup").group(0, 1)
+        ('{speedup:.1f}x', '.1f')
+        >>> figure_field("{n} workloads", "speedup") is None
+        True
+    """
+    return re.search(r"\{" + re.escape(name) + r"(?::([^}]*))?\}(?:x|%)?", template)
+
+
 def rows_of(result: Any) -> list[dict[str, Any]]:
     """The rows of a result (empty when a reference left them out)."""
     if result is None:
@@ -221,8 +237,7 @@ class Outcome:
                 continue
             runs.add(value.runs)
             methods.add(value.method)
-            pattern = r"\{" + re.escape(name) + r"(?::([^}]*))?\}(?:x|%)?"
-            match = re.search(pattern, template)
+            match = figure_field(template, name)
             if match is None:
                 continue
             spec = match.group(1) or ".3g"
