@@ -216,7 +216,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             "How many records per second can one key absorb "
             "when every record reads and writes its state on disk?"
         ),
-        answered_by=(),
+        answered_by=("ebs_caps_a_key_near_70",),
         number=1,
         seed="000",
         title="The EBS arithmetic, this machine's disk, a real run measured and modelled",
@@ -610,7 +610,12 @@ CHAPTERS: tuple[Chapter, ...] = (
         question=(
             "After an outage, how much does scaling out speed the catch-up when one key is hot?"
         ),
-        answered_by=("uniform_scales_out", "hot_key_caps_capacity", "buffering_lifts_ceiling"),
+        answered_by=(
+            "uniform_scales_out",
+            "hot_key_slows_the_catch_up",
+            "hot_key_caps_capacity",
+            "buffering_lifts_ceiling",
+        ),
         number=7,
         seed="002",
         title="The outage backlog: catch-up time against parallelism",

@@ -70,6 +70,26 @@ CLAIMS = (
         "the hot key's share.",
     ),
     Claim(
+        id="hot_key_slows_the_catch_up",
+        source="backlog",
+        statement=(
+            "With Zipf keys the quickest catch-up takes longer than with uniform keys: scaling "
+            "out cannot spread the hot key."
+        ),
+        measured=(
+            "quickest catch-up, naive, simulated from the measured rates: Zipf {zipf:.2f} h, "
+            "uniform {uniform:.2f} h, after a {outage:g} h outage"
+        ),
+        figures=lambda r: {
+            "zipf": estimate(r, "zipf_naive_best_hours"),
+            "uniform": estimate(r, "uniform_naive_best_hours"),
+            "outage": summary_value(r, "outage_hours"),
+        },
+        check=lambda f: f["zipf"] > f["uniform"],
+        seed="MediaMath's backlog took hours to clear, scaled out from a savepoint (seed 002)",
+        why="The hot key's records all drain through one subtask, at that subtask's rate.",
+    ),
+    Claim(
         id="buffering_lifts_ceiling",
         source="backlog",
         statement="Buffering lifts the hot key's ceiling: each of its records costs less.",

@@ -67,10 +67,12 @@ def _within(result, workloads, count: str):
     if not workloads or within is None:
         return None
     ratios = [r["predicted_over_measured"] for w in workloads for r in w["remedies"]]
+    n = len(ratios)
     return {
         "workloads": ", ".join(w["workload"] for w in workloads),
-        "n": len(ratios),
+        "n": n,
         "within": within,
+        "share": within.scaled(1 / n),
         "low": min(ratios),
         "high": max(ratios),
         "tolerance": summary_value(result, "tolerance") * 100,
@@ -125,8 +127,8 @@ CLAIMS = (
             "remedy on every workload."
         ),
         measured=(
-            "{within:.0f} of {n} predictions within {tolerance:.0f} % at the measured medians; "
-            "predicted / measured from {low:.2f} to {high:.2f}"
+            "{within:.0f} of {n} predictions ({share:.0%}) within {tolerance:.0f} % at the "
+            "measured medians; predicted / measured from {low:.2f} to {high:.2f}"
         ),
         figures=_throughput,
         check=lambda f: f["within"] == f["n"],
