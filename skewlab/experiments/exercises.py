@@ -1,8 +1,9 @@
 """Exercises: at the end of a chapter, tasks the reader answers and checks in the notebook.
 
 An :class:`Exercise` is a task, a ``check(answer)`` that decides with skewlab's own parts --
-Flink's key-group formulas, the LRU cache core the state backend runs, the buffer's flush rule --
-never against a typed answer, and a ``solve()`` that finds the answer with the same parts (the
+Flink's key-group formulas, the LRU cache core the state backend runs, the buffer's flush rule,
+the disk model, Spark's hash partitioning (evaluated by Spark), Kafka's partitioner -- never
+against a typed answer, and a ``solve()`` that finds the answer with the same parts (the
 solutions page, ``docs/solutions.md``, is written from it by :func:`solutions_markdown`). A check
 says whether the answer is right and, either way, what the answer given does.
 
@@ -24,9 +25,17 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from skewlab.engine.partitioners import (
+    flink_key_groups,
+    kafka_partitions,
+    spark_partition_expression,
+)
 from skewlab.errors import SkewlabInputError, UnsortedInputError
+from skewlab.experiments.backlog import catch_up_seconds, max_subtask_share, zipf_shares
 from skewlab.experiments.chapters import chapter as chapter_record
 from skewlab.inputs.wordcount import flip325_key
+from skewlab.iomodel.model import buffered_pattern, cached_pattern, per_key_ceiling
+from skewlab.iomodel.profiles import load_disk_profile
 from skewlab.state import create_backend
 from skewlab.state.key_groups import (
     assign_to_key_group,
@@ -36,6 +45,7 @@ from skewlab.state.key_groups import (
 from skewlab.state.single_key import SingleKeyStateBackend
 from skewlab.state.value_state import WriteBackLru
 from skewlab.strategies.key_splitting import Sender
+from skewlab.validation import check_number, check_whole
 
 __all__ = [
     "EXERCISES",
@@ -93,12 +103,6 @@ def _sizes(max_parallelism: int, parallelism: int) -> list[int]:
     ]
 
 
-def _whole(answer: Any, what: str) -> int:
-    if isinstance(answer, bool) or not isinstance(answer, int | float) or answer != int(answer):
-        raise SkewlabInputError(f"the answer is {what}, a whole number; got {answer!r}")
-    return int(answer)
-
-
 def _lru_hit_ratio(entries: int, keys: list[int]) -> float:
     """The hit ratio of the state backend's LRU core (FLIP-325's) of ``entries`` over
     ``keys``, each key read and written back as the count operator does."""
@@ -122,7 +126,7 @@ def _flip325_keys() -> list[int]:
 
 
 def _even_key_groups(answer):
-    m = _whole(answer, "a max parallelism")
+    m = check_whole("a max parallelism", answer)
     if not 6 <= m <= 32_768:
         return False, f"a max parallelism must lie in 6 .. 32,768 at parallelism 6; got {m:,}."
     sizes = sorted(set(_sizes(m, 6)))
@@ -138,7 +142,7 @@ def _even_key_groups(answer):
 
 
 def _files_opened(answer):
-    opened = _whole(answer, "a number of files")
+    opened = check_whole("a number of files", answer)
     new = compute_key_group_range_for_operator_index(10, 4, 1)
     files = [
         i for i in range(3) if set(compute_key_group_range_for_operator_index(10, 3, i)) & set(new)
@@ -172,7 +176,7 @@ def _key_group_and_subtask(answer):
 
 
 def _max_parallelism_ceiling(answer):
-    p = _whole(answer, "a parallelism")
+    p = check_whole("a parallelism", answer)
     ok = p == 128
     return ok, (
         f"at max parallelism 128, parallelism {p} "
@@ -184,7 +188,7 @@ def _max_parallelism_ceiling(answer):
 
 
 def _partial_sum(answer):
-    total = _whole(answer, "a sum")
+    total = check_whole("a sum", answer)
     right = total == 10 * 11 // 2
     return (
         right,
@@ -193,7 +197,7 @@ def _partial_sum(answer):
 
 
 def _partials_sent(answer):
-    sent = _whole(answer, "a number of partials")
+    sent = check_whole("a number of partials", answer)
     right = sent == 24
     return right, (
         f"{sent} partials: " + ("one per view, whatever the salt." if right else
@@ -202,7 +206,7 @@ def _partials_sent(answer):
 
 
 def _writes_per_flush(answer):
-    writes = _whole(answer, "a number of writes")
+    writes = check_whole("a number of writes", answer)
     bound = min(1_000, 20)
     right = writes == bound
     return right, (
@@ -214,7 +218,7 @@ def _writes_per_flush(answer):
 
 
 def _flushes(answer):
-    flushes = _whole(answer, "a number of flushes")
+    flushes = check_whole("a number of flushes", answer)
     right = flushes == math.ceil(40 / 8)
     return right, (
         f"{flushes} flushes: one every 8 records, the last at the end of input."
@@ -223,14 +227,20 @@ def _flushes(answer):
     )
 
 
+def _at_and_below(
+    answer: Any, what: str, value_of: Callable[[int], float], least: int, most: int | None = None
+) -> tuple[int, float, float]:
+    """The answer as a whole number ``n`` (``least`` .. ``most``) and ``value_of`` at ``n`` and
+    at ``n - 1`` (0 below ``least``): what a "find the smallest ... that reaches ..." check
+    compares."""
+    n = check_whole(what, answer, least, most)
+    return n, value_of(n), value_of(n - 1) if n > least else 0.0
+
+
 def _hit_ratios(answer, keys: list[int]) -> tuple[int, float, float]:
     """The answer as a cache size, the LRU's hit ratio over ``keys`` at that size and at one
     entry fewer (0 at none)."""
-    entries = _whole(answer, "a cache size in entries")
-    if entries < 1:
-        raise SkewlabInputError(f"a cache holds at least one entry; got {entries}")
-    below = _lru_hit_ratio(entries - 1, keys) if entries > 1 else 0.0
-    return entries, _lru_hit_ratio(entries, keys), below
+    return _at_and_below(answer, "a cache size in entries", lambda n: _lru_hit_ratio(n, keys), 1)
 
 
 def _half_hits(answer):
@@ -284,7 +294,7 @@ def _entries_held(answer):
 
 
 def _first_refused(answer):
-    index = _whole(answer, "a record's index")
+    index = check_whole("a record's index", answer)
     backend = SingleKeyStateBackend()
     refused = None
     for i, key in enumerate("aabac"):
@@ -313,7 +323,7 @@ def _spread(scheme: str, name: str):
     ``scheme`` at parallelism 8?"."""
 
     def judge(answer):
-        subtasks = _whole(answer, "a number of subtasks")
+        subtasks = check_whole("a number of subtasks", answer)
         reached = _subtasks_of_a_hot_key(scheme)
         right = subtasks == reached
         return right, (
@@ -325,6 +335,159 @@ def _spread(scheme: str, name: str):
 
 
 _pkg_spread, _wchoices_spread = _spread("pkg", "PKG"), _spread("wchoices", "W-Choices")
+
+
+@cache
+def _article_profile():
+    """The article's EBS volume (its fio figures, as published)."""
+    return load_disk_profile("ebs-article")
+
+
+def _buffer_for_10k(answer):
+    size, ceiling, below = _at_and_below(
+        answer, "a buffer size in records",
+        lambda b: per_key_ceiling(_article_profile(), buffered_pattern(b)), 1,
+    )  # fmt: skip
+    right = ceiling >= 10_000 > below
+    return right, (
+        f"a buffer of {size:,} records per flush lets one key absorb {ceiling:,.0f} records/s "
+        "on the article's volume"
+        + (f"; {size - 1:,} would give {below:,.0f}." if right else
+           "; the smallest buffer reaching 10,000 is elsewhere.")
+    )  # fmt: skip
+
+
+def _hit_ratio_for_1k(answer):
+    percent, ceiling, below = _at_and_below(
+        answer, "a hit ratio in whole percent",
+        lambda h: per_key_ceiling(_article_profile(), cached_pattern(h / 100)), 0, 100,
+    )  # fmt: skip
+    right = ceiling >= 1_000 > below
+    return right, (
+        f"at a hit ratio of {percent} % one key absorbs {ceiling:,.0f} records/s on the article's "
+        "volume"
+        + (f"; at {percent - 1} % only {below:,.0f}." if right else
+           "; the smallest hit ratio reaching 1,000 is elsewhere.")
+    )  # fmt: skip
+
+
+#: The catch-up exercise: a 4-hour outage at 1,000 records/s, restarted at 3,000 records/s.
+_OUTAGE_HOURS, _RATE, _CAPACITY = 4, 1_000, 3_000
+
+
+def _catch_up_hours(answer):
+    hours = check_number("a number of hours", answer, above=0)
+    backlog = _RATE * _OUTAGE_HOURS * 3_600
+    true = catch_up_seconds(backlog, _RATE, _CAPACITY, 0, 0, _CAPACITY) / 3_600
+    right = math.isclose(hours, true, rel_tol=0.01)
+    return right, (
+        f"{hours:g} h "
+        + ("is" if right else "is not") + f" how long a backlog of {backlog:,} records takes to "
+        f"drain at {_CAPACITY:,} records/s while {_RATE:,} records/s keep arriving."
+    )  # fmt: skip
+
+
+def _zipf_capacity(parallelism: int) -> float:
+    """Records/s 10 Zipf(1.0) keys reach at ``parallelism`` subtasks of 2,000 records/s each,
+    routed through Flink's key groups (max parallelism 128)."""
+    return 2_000 / max_subtask_share(zipf_shares(10, 1.0), parallelism, 128)
+
+
+@cache
+def _highest_zipf_capacity() -> int:
+    """The highest of :func:`_zipf_capacity` over parallelism 1 .. 128, in whole records/s."""
+    return round(max(_zipf_capacity(p) for p in range(1, 129)))
+
+
+def _zipf_ceiling(answer):
+    capacity = check_whole("a capacity in records/s", answer)
+    right = capacity == _highest_zipf_capacity()
+    return right, (
+        f"{capacity:,} records/s "
+        + ("is the highest capacity: once the hottest key's subtask is the busiest, more "
+           "subtasks cannot lift it." if right else
+           "is not the highest capacity any parallelism up to 128 reaches.")
+    )  # fmt: skip
+
+
+@cache
+def _spark_state_partitions(
+    partitions: tuple[int, ...], n_keys: int
+) -> tuple[tuple[int, ...], ...]:
+    """The state partition Spark's hash partitioning puts each of the keys ``tweet-0`` ..
+    ``tweet-<n_keys - 1>`` on, at each number of ``partitions``: computed by Spark itself."""
+    from skewlab.engine.session import get_spark
+
+    frame = get_spark().createDataFrame(
+        [(f"tweet-{i}", i) for i in range(n_keys)], "k string, i int"
+    )
+    columns = [f"{spark_partition_expression('k', n)} AS p{n}" for n in partitions]
+    rows = frame.selectExpr("i", *columns).orderBy("i").collect()
+    return tuple(tuple(int(r[f"p{n}"]) for r in rows) for n in partitions)
+
+
+def _state_partition_of_tweet_7(answer):
+    partition = check_whole("a state partition", answer)
+    (spark_says,) = _spark_state_partitions((4,), 8)
+    right = partition == spark_says[7]
+    return right, (
+        f"Spark's hash puts 'tweet-7' on state partition {partition} of 4."
+        if right else f"Spark's hash does not put 'tweet-7' on state partition {partition} of 4."
+    )  # fmt: skip
+
+
+def _keys_moved_4_to_5() -> tuple[int, int]:
+    """Of the keys tweet-0 .. tweet-999, how many change place from 4 to 5: Spark's state
+    partitions (hash modulo the number), Flink's subtasks (key groups, max parallelism 128)."""
+    at_4, at_5 = _spark_state_partitions((4, 5), 1_000)
+    spark_moved = sum(a != b for a, b in zip(at_4, at_5, strict=True))
+    groups = flink_key_groups([f"tweet-{i}" for i in range(1_000)], "string", 128)
+    flink_moved = sum(
+        compute_operator_index_for_key_group(128, 4, int(g))
+        != compute_operator_index_for_key_group(128, 5, int(g))
+        for g in groups
+    )
+    return spark_moved, flink_moved
+
+
+def _keys_moved(answer):
+    spark, flink = _pair(answer, "keys moved in Spark, keys moved in Flink")
+    moved = _keys_moved_4_to_5()
+    right = (spark, flink) == moved
+    return right, (
+        f"from 4 to 5, Spark moves {moved[0]} of 1,000 keys to another state partition and "
+        f"Flink {moved[1]} to another subtask: Spark rehashes every key, Flink moves whole "
+        "key groups between contiguous ranges."
+        if right else f"({spark}, {flink}) is not how many keys change place in Spark and Flink."
+    )  # fmt: skip
+
+
+def _kafka_partition_of_tweet_7(answer):
+    partition = check_whole("a Kafka partition", answer)
+    right = partition == int(kafka_partitions(["tweet-7"], "string", 6)[0])
+    return right, (
+        f"Kafka's default partitioner {'puts' if right else 'does not put'} the key 'tweet-7' "
+        f"on partition {partition} of 6."
+    )
+
+
+def _hot_key_alone(parallelism: int) -> bool:
+    """Whether, at ``parallelism``, the busiest subtask carries the hottest of 10 Zipf(1.0)
+    keys alone (Flink's key groups, max parallelism 128)."""
+    shares = zipf_shares(10, 1.0)
+    return math.isclose(max_subtask_share(shares, parallelism, 128), max(shares.values()))
+
+
+def _hot_key_floor(answer):
+    p = check_whole("a parallelism", answer, 1, 128)
+    right = _hot_key_alone(p) and not any(_hot_key_alone(q) for q in range(1, p))
+    return right, (
+        f"at parallelism {p} the busiest subtask "
+        + ("carries the hottest key alone, and at every smaller one it carries more."
+           if right else
+           ("carries the hottest key alone, but a smaller parallelism already does."
+            if _hot_key_alone(p) else "still carries more than the hottest key."))
+    )  # fmt: skip
 
 
 def _smallest(judge, low: int, high: int) -> int:
@@ -351,6 +514,23 @@ EXERCISES: tuple[Exercise, ...] = (
         "A subtask owns whole key groups.",
         _max_parallelism_ceiling,
         lambda: 128,
+    ),
+    Exercise(
+        "buffer_for_10k_records_per_second", "ebs_latency",
+        "On the article's EBS volume, what is the smallest buffer, in records of one key per "
+        "flush, that lets one key absorb 10,000 records per second?",
+        "A flush reads and writes the key's state once for all the records it holds "
+        "(skewlab.iomodel.model.buffered_pattern, per_key_ceiling).",
+        _buffer_for_10k,
+        lambda: _smallest(_buffer_for_10k, 1, 100_000),
+    ),
+    Exercise(
+        "hit_ratio_for_1k_records_per_second", "ebs_latency",
+        "On the article's EBS volume, what is the smallest cache hit ratio, in whole percent, "
+        "at which one key absorbs 1,000 records per second?",
+        "Only a miss goes to the disk: the ceiling is the naive one over (1 - hit ratio).",
+        _hit_ratio_for_1k,
+        lambda: _smallest(_hit_ratio_for_1k, 0, 100),
     ),
     Exercise(
         "sum_of_running_partials", "salting",
@@ -434,6 +614,63 @@ EXERCISES: tuple[Exercise, ...] = (
         "W-Choices gives a hot key every subtask as a candidate.",
         _wchoices_spread,
         lambda: _smallest(_wchoices_spread, 1, 8),
+    ),
+    Exercise(
+        "catch_up_hours", "backlog",
+        f"The input was down for {_OUTAGE_HOURS} hours at {_RATE:,} records/s. The job restarts "
+        f"with a capacity of {_CAPACITY:,} records/s while new records keep arriving at "
+        f"{_RATE:,}/s. With restarts free, how many hours does it take to catch up?",
+        "The backlog drains at the capacity the arriving records leave over "
+        "(skewlab.experiments.backlog.catch_up_seconds).",
+        _catch_up_hours,
+        lambda: catch_up_seconds(_RATE * _OUTAGE_HOURS * 3_600, _RATE, _CAPACITY, 0, 0,
+                                 _CAPACITY) / 3_600,
+    ),
+    Exercise(
+        "zipf_capacity_ceiling", "backlog",
+        "Ten keys 'tweet-0' .. 'tweet-9' share the records under Zipf skew 1.0; one subtask "
+        "handles 2,000 records/s. Routed through Flink's key groups (max parallelism 128), "
+        "what is the highest capacity, in whole records/s, any parallelism up to 128 reaches?",
+        "Capacity at P is 2,000 over the busiest subtask's share "
+        "(skewlab.experiments.backlog.zipf_shares, max_subtask_share).",
+        _zipf_ceiling,
+        _highest_zipf_capacity,
+    ),
+    Exercise(
+        "state_partition_of_tweet_7", "streaming",
+        "A streaming aggregation keyed by tweet runs with 4 state partitions. Which state "
+        "partition holds the state of 'tweet-7'?",
+        "Spark puts a key where repartition(4, key) puts it: "
+        "skewlab.engine.partitioners.spark_partition_expression, evaluated by Spark.",
+        _state_partition_of_tweet_7,
+        lambda: _spark_state_partitions((4,), 8)[0][7],
+    ),
+    Exercise(
+        "keys_moved_4_to_5", "streaming",
+        "The keys 'tweet-0' .. 'tweet-999' live on 4 state partitions (Spark) or 4 subtasks "
+        "(Flink, max parallelism 128). Rescaled to 5, how many keys change place in each? "
+        "Answer a pair: (Spark, Flink).",
+        "Spark's state partition is the hash modulo their number; Flink moves whole key "
+        "groups between contiguous ranges.",
+        _keys_moved,
+        _keys_moved_4_to_5,
+    ),
+    Exercise(
+        "kafka_partition_of_tweet_7", "skew_doctor",
+        "The doctor routes keys as Kafka's default partitioner does. On which of 6 partitions "
+        "does the string key 'tweet-7' land?",
+        "Kafka hashes the key's UTF-8 bytes with murmur2 (skewlab.engine.partitioners).",
+        _kafka_partition_of_tweet_7,
+        lambda: int(kafka_partitions(["tweet-7"], "string", 6)[0]),
+    ),
+    Exercise(
+        "hot_key_floor", "skew_doctor",
+        "Ten keys 'tweet-0' .. 'tweet-9' share the records under Zipf skew 1.0, routed through "
+        "Flink's key groups (max parallelism 128). What is the smallest parallelism at which "
+        "the busiest subtask carries the hottest key alone -- the floor no parallelism beats?",
+        "skewlab.experiments.backlog.max_subtask_share gives the busiest subtask's share.",
+        _hot_key_floor,
+        lambda: _smallest(_hot_key_floor, 1, 128),
     ),
     Exercise(
         "even_key_groups", "rescaling",

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any
 from skewlab import paths
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.chapters import BENCHMARKS
-from skewlab.experiments.claims import Claim, Outcome, claim
+from skewlab.experiments.claims import Claim, Outcome, claim, figure_field
 from skewlab.experiments.intervals import Estimate
 from skewlab.experiments.references import load_reference
 
@@ -54,7 +53,8 @@ class Prediction:
     """One question put before a measurement: ``question``; the figure that answers it (figure
     ``figure`` of claim ``claim_id`` of ``chapter``); the control's scale (``low`` .. ``high``,
     ``log``: a logarithmic slider, ``start``: where it opens) and ``unit``: ``x`` (a ratio),
-    ``%`` (a share, figures in 0..1, the slider in percent) or ``""``."""
+    ``%`` (a share, figures in 0..1, the slider in percent), a unit written after the number
+    (``" h"``, ``" records/s"``) or ``""``."""
 
     id: str
     chapter: str
@@ -75,8 +75,8 @@ class Prediction:
         """A figure (or a guess) as the claim's own sentence writes that figure, in the
         question's unit (``unit=False``: the number alone, as an interval's bounds are
         written)."""
-        found = re.search(r"\{" + re.escape(self.figure) + r":([^}]*)\}", self.claim().measured)
-        spec = found.group(1) if found else (".0%" if self.unit == "%" else ".3g")
+        found = figure_field(self.claim().measured, self.figure)
+        spec = (found and found.group(1)) or (".0%" if self.unit == "%" else ".3g")
         text = format(value, spec)
         if self.unit == "%":
             return text if unit else text.rstrip("%")
@@ -153,6 +153,22 @@ PREDICTIONS: tuple[Prediction, ...] = (
         start=1.5,
     ),
     Prediction(
+        id="records_per_second_per_key_on_ebs",
+        chapter="ebs_latency",
+        question=(
+            "On the article's EBS volume an 8 KiB read takes about 6 ms and a write about 8 ms. "
+            "When every record of a key reads and writes its state, how many records per "
+            "second can that one key absorb?"
+        ),
+        claim_id="ebs_caps_a_key_near_70",
+        figure="naive",
+        unit=" records/s",
+        low=1.0,
+        high=100_000.0,
+        start=1_000.0,
+        log=True,
+    ),
+    Prediction(
         id="salted_sum_over_true_count",
         chapter="salting",
         question=(
@@ -223,6 +239,53 @@ PREDICTIONS: tuple[Prediction, ...] = (
         low=1.0,
         high=4.0,
         start=2.0,
+    ),
+    Prediction(
+        id="zipf_catch_up_hours",
+        chapter="backlog",
+        question=(
+            "The input was down for 4 hours and now arrives at 70 % of the job's normal "
+            "capacity. With one tweet hot (Zipf keys) and the job scaled out as far as it "
+            "helps, how many hours will the naive job take to catch up? (uniform keys: minutes)"
+        ),
+        claim_id="hot_key_slows_the_catch_up",
+        figure="zipf",
+        unit=" h",
+        low=0.01,
+        high=100.0,
+        start=0.5,
+        log=True,
+    ),
+    Prediction(
+        id="per_batch_over_per_record_at_20_keys",
+        chapter="streaming",
+        question=(
+            "At 20 keys, how many times the per-record processor's throughput will the "
+            "per-batch one reach (one state read and write per key and micro-batch instead of "
+            "per row)?"
+        ),
+        claim_id="per_batch_beats_per_record",
+        figure="ratio",
+        unit="x",
+        low=0.1,
+        high=1_000.0,
+        start=2.0,
+        log=True,
+    ),
+    Prediction(
+        id="doctor_predictions_within_tolerance",
+        chapter="skew_doctor",
+        question=(
+            "The doctor prices every remedy on four workloads before any of them runs. What "
+            "share of its job-throughput predictions will land within 25 % of what the runs "
+            "measure?"
+        ),
+        claim_id="doctor_throughput_within_tolerance",
+        figure="share",
+        unit="%",
+        low=0.0,
+        high=1.0,
+        start=0.5,
     ),
     Prediction(
         id="bytes_read_all_over_key_groups",

@@ -54,12 +54,13 @@ class Ask:
         self.guess: float | None = None
         self._locked: list[Callable[[], None]] = []
         percent = p.unit == "%"
-        label = {"x": "your guess (x)", "%": "your guess (%)"}.get(p.unit, "your guess")
+        label = f"your guess ({p.unit.strip()})" if p.unit.strip() else "your guess"
         common = {"description": label, "style": WIDGET_STYLE, "continuous_update": False}
-        if p.log:
+        if p.log:  # whole numbers where the scale starts at 1 and spans thousands
+            readout = ",.0f" if p.low >= 1 and p.high > 1_000 else ".3g"
             self.slider = widgets.FloatLogSlider(
                 value=p.start, base=10, min=math.log10(p.low), max=math.log10(p.high),
-                step=0.05, readout_format=".3g", **common,
+                step=0.05, readout_format=readout, **common,
             )  # fmt: skip
         elif percent:
             self.slider = widgets.IntSlider(

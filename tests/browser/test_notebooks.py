@@ -137,6 +137,8 @@ def drive_00(nb: LabNotebook) -> None:
 
 
 def drive_01(nb: LabNotebook) -> None:
+    drive_prediction(nb)
+    drive_exercise(nb, "ebs_latency")
     # the sliders open at the profile's means (6,161.17 and 7,707.56 us), and so does the chart
     assert (nb.readout("read latency (us)"), nb.readout("write latency (us)")) == ("6,161", "7,708")
     assert _title(nb).startswith("Per-key ceiling at read 6,161 us, write 7,708 us")
@@ -236,6 +238,8 @@ def drive_06(nb: LabNotebook) -> None:
 
 
 def drive_07(nb: LabNotebook) -> None:
+    drive_prediction(nb)
+    drive_exercise(nb, "backlog")
     t = time.perf_counter()
     nb.type_into_slider("Zipf skew (0: uniform)", "0.5")
     nb.expect(
@@ -257,6 +261,8 @@ def drive_07(nb: LabNotebook) -> None:
 
 
 def drive_08(nb: LabNotebook) -> None:
+    drive_prediction(nb)
+    drive_exercise(nb, "streaming")
     assert nb.charts() == []  # nothing runs before Run
     nb.press_on_slider("trigger interval (ms)", "ArrowRight")  # 100 -> 250
     t = time.perf_counter()
@@ -273,6 +279,8 @@ def drive_08(nb: LabNotebook) -> None:
 
 
 def drive_09(nb: LabNotebook) -> None:
+    drive_prediction(nb)
+    drive_exercise(nb, "skew_doctor")
     assert nb.charts() == []  # nothing runs before Run
     nb.press_on_slider("parallelism P", "ArrowRight")  # 8 -> 9
     t = time.perf_counter()

@@ -1,6 +1,7 @@
 """Every page of a tiny ``skewlab report`` opened in Chromium from ``file://`` with the network
 blocked: each plotly chart drew its traces, has tick labels on every axis, and no legend lies
-over an axis title; no page error, and the page asked the network for nothing."""
+over an axis title; each page asks its chapter's prediction and answers it; no page error, and
+the page asked the network for nothing."""
 
 from __future__ import annotations
 
@@ -34,6 +35,11 @@ def test_every_report_page_draws_legible_charts_offline(tiny_report, page, inter
         page.screenshot(path=str(nb.html.with_suffix(".png")), full_page=False)
         if found:
             problems[nb.name] = found
+        # every chapter asks its prediction before it measures and answers it after, as text
+        question = page.locator(".skewlab-prediction")
+        assert question.count() == 1, f"{nb.name}: {question.count()} predictions asked"
+        assert question.inner_text().startswith("Predict first:"), nb.name
+        assert "this run:" in page.locator(".skewlab-reveal").inner_text(), nb.name
         pages += 1
         interactions.append(
             ("report page: charts drawn, legible", nb.name, f"{len(charts)} charts")

@@ -40,7 +40,7 @@ def test_the_checks_run_skewlabs_own_parts():
 
 
 def test_an_answer_of_the_wrong_kind_is_refused():
-    with pytest.raises(SkewlabInputError, match="a whole number; got 'many'"):
+    with pytest.raises(SkewlabInputError, match="must be a whole number, got 'many'"):
         check("rescaling", "even_key_groups", "many")
     with pytest.raises(SkewlabInputError, match=r"a pair \(key group, subtask\); got 7"):
         check("hot_keys", "key_group_of_tweet_7", 7)

@@ -28,6 +28,13 @@ def test_each_prediction_asks_for_a_figure_its_claim_computes_on_a_scale_that_ho
         assert load_reference(claim.source) is not None
 
 
+#: How a notebook's measuring cell starts (the figure an answer reads is made there).
+MEASURING = (
+    "result =", "counter =", "subtasks =", "runs, result =", "this_run, result =", "check_run =",
+    "steps =",
+)  # fmt: skip
+
+
 @pytest.mark.parametrize("p", PREDICTIONS, ids=lambda p: p.id)
 def test_each_notebook_asks_before_it_measures_and_answers_after(p):
     nb = json.loads((paths.notebooks_dir() / f"{chapter(p.chapter).notebook}").read_text())
@@ -35,11 +42,7 @@ def test_each_notebook_asks_before_it_measures_and_answers_after(p):
     asked = [i for i, s in enumerate(sources) if f'ask("{p.chapter}", "{p.id}")' in s]
     answered = [i for i, s in enumerate(sources) if "predictions.reveal(guess," in s]
     source = p.claim().source
-    measured = [
-        i
-        for i, s in enumerate(sources)
-        if s.lstrip().startswith(("result =", "counter =", "subtasks =", "runs, result ="))
-    ]
+    measured = [i for i, s in enumerate(sources) if s.lstrip().startswith(MEASURING)]
     assert len(asked) == len(answered) == 1
     assert asked[0] < min(i for i in measured if i > asked[0]) < answered[0]
     assert f"{source}=" in sources[answered[0]]
