@@ -43,7 +43,8 @@ REPORT_RENDERER = "skewlab_report"
 
 
 class ReportRenderer(MimetypeRenderer):
-    """``text/html`` output with plotly.js inlined in the first figure only (offline reports).
+    """``text/html`` output with plotly.js inlined in the first figure only (offline reports);
+    a figure with frames (a step-through) waits for its *Play* button, never plays on load.
 
     Example::
 
@@ -52,6 +53,9 @@ class ReportRenderer(MimetypeRenderer):
         True
         >>> renderer.plotlyjs_sent, len(renderer.to_mimebundle({"data": []})["text/html"]) < 5_000
         (True, True)
+        >>> framed = {"data": [], "frames": [{"name": "step 1", "data": []}]}
+        >>> "Plotly.animate" in renderer.to_mimebundle(framed)["text/html"]
+        False
     """
 
     def __init__(self) -> None:
@@ -73,6 +77,7 @@ class ReportRenderer(MimetypeRenderer):
             include_plotlyjs=not self._shared["plotlyjs_sent"],
             include_mathjax=False,
             full_html=False,
+            auto_play=False,
             validate=False,
             config={"displaylogo": False},
         )
