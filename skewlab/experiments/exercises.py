@@ -1,8 +1,8 @@
 """Exercises: at the end of a chapter, tasks the reader answers and checks in the notebook.
 
 An :class:`Exercise` is a task, a ``check(answer)`` that decides with skewlab's own parts --
-Flink's key-group formulas, the LRU cache core the state backend runs, the buffer's flush rule,
-the disk model, Spark's hash partitioning (evaluated by Spark), Kafka's partitioner -- never
+Flink's key-group formulas, the LRU cache core the state backend runs, the salted counter's
+operators (run in this process), the buffer's flush rule, the disk model, Spark's hash partitioning (evaluated by Spark), Kafka's partitioner -- never
 against a typed answer, and a ``solve()`` that finds the answer with the same parts (the
 solutions page, ``docs/solutions.md``, is written from it by :func:`solutions_markdown`). A check
 says whether the answer is right and, either way, what the answer given does.
@@ -25,18 +25,29 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from skewlab.engine.config import JobConfig
+from skewlab.engine.operator import OperatorContext
 from skewlab.engine.partitioners import (
     flink_key_groups,
     kafka_partitions,
     spark_partition_expression,
 )
+from skewlab.engine.routing import KEY_GROUP
+from skewlab.engine.stage import StageSpec
 from skewlab.errors import SkewlabInputError, UnsortedInputError
 from skewlab.experiments.backlog import catch_up_seconds, max_subtask_share, zipf_shares
 from skewlab.experiments.chapters import chapter as chapter_record
 from skewlab.inputs.wordcount import flip325_key
 from skewlab.iomodel.model import buffered_pattern, cached_pattern, per_key_ceiling
 from skewlab.iomodel.profiles import load_disk_profile
-from skewlab.state import create_backend
+from skewlab.operators.running_count import (
+    SALT,
+    SALTED_KEY,
+    PairSerializer,
+    RunningCount,
+    SumOfPartials,
+)
+from skewlab.state import StateBackend, create_backend
 from skewlab.state.key_groups import (
     assign_to_key_group,
     compute_key_group_range_for_operator_index,
@@ -187,9 +198,59 @@ def _max_parallelism_ceiling(answer):
     )  # fmt: skip
 
 
+def _run_operator(operator, columns: dict[str, list], *, final: bool) -> OperatorContext:
+    """Run the skewlab operator class ``operator`` in this process, as one subtask (parallelism
+    1, heap state) over ``columns`` (each a list, one entry per record), to its end; its
+    context holds what it emitted (``output``) and its counters (``metrics``)."""
+    stage = StageSpec(operator.__name__, "key", operator, final=final, serializer=PairSerializer)
+    ctx = OperatorContext(
+        stage, JobConfig(parallelism=1, max_parallelism=128, disk_profile=None), 0
+    )
+    n = len(next(iter(columns.values())))
+    running = operator(ctx, StateBackend("heap"))
+    running.process(columns, n, [0] * n)
+    running.finish()
+    return ctx
+
+
+def _salted_counter(salted_keys: list[tuple[str, int]]) -> tuple[OperatorContext, OperatorContext]:
+    """The seed's salted counter over records of ``(tweet, salt)``, both stages run as the
+    engine runs them: stage 1 (:class:`RunningCount`) sends every running count on, stage 2
+    (:class:`SumOfPartials`) adds them up per tweet. Their contexts: what each emitted."""
+    n = len(salted_keys)
+    tweets, salts = [t for t, _ in salted_keys], [s for _, s in salted_keys]
+    subkeys = [f"{t}-{s}" for t, s in salted_keys]
+    first = _run_operator(RunningCount, {
+        SALTED_KEY: subkeys, "tweet_id": tweets, SALT: salts,
+        KEY_GROUP: [assign_to_key_group(k, 128) for k in subkeys], "seq": list(range(n)),
+    }, final=False)  # fmt: skip
+    out = first.output
+    second = _run_operator(SumOfPartials, {
+        "key": out.forward_keys, "value": out.forward_values,
+        KEY_GROUP: [assign_to_key_group(k, 128) for k in out.forward_keys],
+        "arrival_ns": out.forward_arrivals, "seq": out.forward_seqs,
+    }, final=True)  # fmt: skip
+    return first, second
+
+
+@cache
+def _seed_sum_of_one_sub_key() -> int:
+    """The seed's downstream sum when one sub-key receives 10 records (the real operators)."""
+    _, second = _salted_counter([("tweet-0", 0)] * 10)
+    seed_total, _ = second.output.results["tweet-0"]
+    return seed_total
+
+
+@cache
+def _partials_of_the_step_through() -> int:
+    """Running partials stage 1 sends over the step-through's 24 views, 2 salts per tweet."""
+    first, _ = _salted_counter([(f"tweet-{i % 3}", i % 2) for i in range(24)])
+    return first.metrics.records_out
+
+
 def _partial_sum(answer):
     total = check_whole("a sum", answer)
-    right = total == 10 * 11 // 2
+    right = total == _seed_sum_of_one_sub_key()
     return (
         right,
         f"{total} is {'' if right else 'not '}what the running partials 1, 2, ..., 10 add up to.",
@@ -198,7 +259,7 @@ def _partial_sum(answer):
 
 def _partials_sent(answer):
     sent = check_whole("a number of partials", answer)
-    right = sent == 24
+    right = sent == _partials_of_the_step_through()
     return right, (
         f"{sent} partials: " + ("one per view, whatever the salt." if right else
                                 "stage 1 sends one running partial per view it counts.")
