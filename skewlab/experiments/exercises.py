@@ -2,7 +2,8 @@
 
 An :class:`Exercise` is a task, a ``check(answer)`` that decides with skewlab's own parts --
 Flink's key-group formulas, the LRU cache core the state backend runs, the salted counter's
-operators (run in this process), the buffer's flush rule, the disk model, Spark's hash partitioning (evaluated by Spark), Kafka's partitioner -- never
+operators (run in this process), the disk model, Spark's hash partitioning (evaluated by
+Spark), Kafka's partitioner; only the buffer's two checks write its flush rule out -- never
 against a typed answer, and a ``solve()`` that finds the answer with the same parts (the
 solutions page, ``docs/solutions.md``, is written from it by :func:`solutions_markdown`). A check
 says whether the answer is right and, either way, what the answer given does.
