@@ -490,8 +490,7 @@ def _spark_state_partitions(
 
 def _state_partition_of_tweet_7(answer):
     partition = check_whole("a state partition", answer)
-    (spark_says,) = _spark_state_partitions((4,), 8)
-    right = partition == spark_says[7]
+    right = partition == _spark_state_partitions((4, 5), 1_000)[0][7]
     return right, (
         f"Spark's hash puts 'tweet-7' on state partition {partition} of 4."
         if right else f"Spark's hash does not put 'tweet-7' on state partition {partition} of 4."
@@ -533,6 +532,7 @@ def _kafka_partition_of_tweet_7(answer):
     )
 
 
+@cache
 def _hot_key_alone(parallelism: int) -> bool:
     """Whether, at ``parallelism``, the busiest subtask carries the hottest of 10 Zipf(1.0)
     keys alone (Flink's key groups, max parallelism 128)."""
@@ -705,7 +705,7 @@ EXERCISES: tuple[Exercise, ...] = (
         "Spark puts a key where repartition(4, key) puts it: "
         "skewlab.engine.partitioners.spark_partition_expression, evaluated by Spark.",
         _state_partition_of_tweet_7,
-        lambda: _spark_state_partitions((4,), 8)[0][7],
+        lambda: _spark_state_partitions((4, 5), 1_000)[0][7],
     ),
     Exercise(
         "keys_moved_4_to_5", "streaming",
