@@ -21,6 +21,8 @@ only -- what runs, and the figures and summaries it returns.
 ``backlog``         chapter 07 (seed 002): the outage backlog, measured rates, simulated P
 ``streaming``       chapter 08 (seed 000 on Spark Structured Streaming): throughput, the
                     micro-batch latency sweep, the hot partition, rescaling a checkpoint
+``hot_partition``   chapter 08: the hot partition's run and Spark's default provider refusing
+                    ``transformWithState`` (``bench hot_partition``)
 ``splitting``       chapter 10: key splitting (PKG, D-Choices, W-Choices) beside naive and
                     salting, measured at p = 2 and 4, the routing simulated to p = 128
 ``cache_admission`` chapter 10: LRU, W-TinyLFU and OPT hit ratios, simulated over key traces
@@ -52,6 +54,7 @@ from skewlab.experiments import (
     cache_admission,
     exercises,
     floor,
+    hot_partition,
     latency_sweep,
     memory_cap,
     predictions,
@@ -85,6 +88,7 @@ __all__ = [
     "cache_admission",
     "exercises",
     "floor",
+    "hot_partition",
     "chapter",
     "latency_sweep",
     "latest_result",

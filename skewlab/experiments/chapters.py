@@ -775,6 +775,40 @@ CHAPTERS: tuple[Chapter, ...] = (
                     },
                 },
             ),
+            Benchmark(
+                id="hot_partition",
+                help="notebook 08's demonstrations: one per-record transformWithState run over "
+                "Zipf views, the processor's time per state partition and micro-batch and the "
+                "partition holding tweet-0; what Spark says on its default state store provider",
+                formatter="format_hot_partition_summary",
+                # a demonstration, one run: the partition holding tweet-0 and Spark's refusal
+                sizes={
+                    "tiny": {
+                        "n_views": 1_200,
+                        "n_users": 500,
+                        "n_tweets": 20,
+                        "rows_per_trigger": 600,
+                        "parallelism": 4,
+                        "runs": 1,
+                    },
+                    "quick": {
+                        "n_views": 2_000,
+                        "n_users": 25_000,
+                        "n_tweets": 20,
+                        "rows_per_trigger": 1_000,
+                        "parallelism": 2,
+                        "runs": 1,
+                    },
+                    "full": {
+                        "n_views": 100_000,
+                        "n_users": 25_000,
+                        "n_tweets": 20,
+                        "rows_per_trigger": 10_000,
+                        "parallelism": 4,
+                        "runs": 1,
+                    },
+                },  # fmt: skip
+            ),
         ),
         # notebook 08's rescale section: its queries are a demonstration, not a claim, so a
         # quick report shows the shipped reference's section instead of running its own
@@ -791,6 +825,15 @@ CHAPTERS: tuple[Chapter, ...] = (
             # so does the tests' tiny report (tests/experiments/test_streaming.py runs the
             # experiment at tiny and draws this section from it, once)
             "streaming_runs": {
+                "tiny": {"run": False},
+                "quick": {"run": False},
+                "full": {"run": True},
+            },
+            # notebook 08's default-provider query and hot-partition run: demonstrations that
+            # conclude no claim and take about 30 s of a quick report on the slower 2-core
+            # machine (docs/report.md), so a quick (or tiny) report shows the shipped
+            # reference's (`skewlab bench hot_partition` measures them here)
+            "hot_partition_section": {
                 "tiny": {"run": False},
                 "quick": {"run": False},
                 "full": {"run": True},

@@ -31,6 +31,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from skewlab.engine.config import JobConfig
+from skewlab.engine.metrics import RunResult
 from skewlab.experiments.intervals import Estimate
 from skewlab.experiments.references import load_reference
 from skewlab.experiments.results import BenchResult, bench_rows, bench_summary
@@ -49,8 +50,11 @@ __all__ = [
     "bench_rows",
     "describe_rescale",
     "describe_shape",
+    "format_hot_partition_summary",
     "format_summary",
     "hot_partition_figure",
+    "hot_partition_shown",
+    "provider_error_text",
     "latency_figure",
     "latency_table",
     "ratio_figure",
@@ -298,6 +302,70 @@ def hot_partition_figure(
     fig.update_yaxes(title_text="time inside the processor (ms)", secondary_y=False)
     fig.update_yaxes(title_text="micro-batch duration (ms)", secondary_y=True, rangemode="tozero")
     return fig
+
+
+def hot_partition_shown(result) -> tuple[RunResult, int | None]:
+    """The hot-partition run of a ``skewlab bench hot_partition`` result (this run's
+    :class:`~skewlab.experiments.results.BenchResult` or a reference's dict) as a
+    :class:`~skewlab.engine.metrics.RunResult`, and the state partition holding ``tweet-0``:
+    what :func:`hot_partition_figure` and :func:`batches_table` draw.
+
+    Example::
+
+        >>> run = RunResult("streaming", {}, 1, 1, 0, 1, 1, 1.0, 1.0, "d")
+        >>> saved = {"summary": {"run": run.to_dict(), "hot_partition": 1}}
+        >>> shown, hot = hot_partition_shown(saved)
+        >>> shown == run, hot
+        (True, 1)
+    """
+    summary = bench_summary(result)
+    return RunResult(**summary["run"]), summary["hot_partition"]
+
+
+def provider_error_text(result) -> str:
+    """What Spark said when ``transformWithStateInPandas`` started on its default provider, in a
+    ``skewlab bench hot_partition`` result, after a line saying whose run it was.
+
+    Example::
+
+        >>> print(provider_error_text({"size": "tiny", "summary": {
+        ...     "default_provider_error": "[STORE_BACKEND_NOT_SUPPORTED_FOR_TWS] ..."}}))
+        What Spark said, this run (tiny, this machine):
+        [STORE_BACKEND_NOT_SUPPORTED_FOR_TWS] ...
+    """
+    said = bench_summary(result)["default_provider_error"]
+    return f"What Spark said, {whose_figures(result)}:\n{said}"
+
+
+def format_hot_partition_summary(result: BenchResult) -> str:
+    """What ``skewlab bench hot_partition`` prints: whose run, the partition holding ``tweet-0``
+    with its share of the processor's time and of the rows, Spark's progress per micro-batch,
+    and what Spark said on its default provider.
+
+    Example::
+
+        >>> from skewlab.experiments.hot_partition import run_experiment
+        >>> result = run_experiment("tiny", progress=False)                 # doctest: +SKIP
+        >>> print(format_hot_partition_summary(result))                     # doctest: +SKIP
+        this run (tiny, this machine): partition 2 of 4 holds tweet-0: 61% of ...
+    """
+    summary = bench_summary(result)
+    run, hot = hot_partition_shown(result)
+    time_share, row_share = summary["hot_partition_time_share"], summary["hot_partition_row_share"]
+    shares = (
+        f"{time_share:.0%} of the processor's time, {row_share:.0%} of the rows"
+        if time_share is not None and row_share is not None
+        else "its shares unknown"
+    )
+    oracle = "equal to" if summary["digest_matches_reference"] else "DIFFERENT FROM"
+    return "\n".join([
+        f"{whose_figures(result)}: partition {hot} of {summary['parallelism']} holds tweet-0: "
+        f"{shares} (Zipf s={summary['skew']:g}, {summary['n_views']:,} views; registers "
+        f"{oracle} Spark SQL's)",
+        batches_table(run).to_string(index=False),
+        "",
+        provider_error_text(result),
+    ])  # fmt: skip
 
 
 def _latency_rows(latency) -> pd.DataFrame:
