@@ -195,6 +195,94 @@ class Chapter:
         return f"{self.number:02d}_{self.id}.ipynb"
 
 
+#: The streaming benchmark's sizes; ``hot_views``, ``hot_rows_per_trigger``, ``n_users`` and
+#: ``parallelism`` are also the hot-partition run's (:func:`_hot_partition_sizes`).
+_STREAMING_SIZES = {
+    "tiny": {
+        "cardinalities": (20,),
+        "distributions": ("uniform",),
+        "n_views": 1_200,
+        "n_users": 500,
+        "runs": 1,
+        "max_rows_per_trigger": 600,
+        "parallelism": 4,
+        "warmup": False,
+        "latency_views": 300,
+        "source_rate": 600,
+        "trigger_intervals": (100, 400),
+        "rescale_views": 900,
+        "hot_views": 1_200,
+        "hot_rows_per_trigger": 600,
+    },
+    "quick": {
+        "cardinalities": (20,),
+        "distributions": ("uniform",),
+        "n_views": 10_000,
+        "n_users": 25_000,
+        # one run: its ratios have no interval of their own (a query here
+        # makes two micro-batches, the first of which also pays the query's
+        # start); the reference's runs carry the verdicts
+        "runs": 1,
+        "max_rows_per_trigger": 5_000,
+        "parallelism": 2,  # two state partitions on two cores: half the commits
+        "warmup": True,
+        "latency_views": 500,
+        "source_rate": 1_000,
+        # the longer interval beyond a micro-batch's own duration (about
+        # 2 s here), or the trigger changes nothing; half a second of arrivals
+        # makes 1-2 micro-batches per interval, too few for a median's interval
+        # (6 at 2 s or more each would cost the report 12 s and more a point):
+        # the latency claim is inconclusive live, and the reference carries it
+        "trigger_intervals": (100, 3_000),
+        "rescale_views": 1_000,
+        # the hot partition (one per-record run over Zipf views): two
+        # micro-batches show it
+        "hot_views": 2_000,
+        "hot_rows_per_trigger": 1_000,
+    },
+    "full": {
+        "cardinalities": SEED_CARDINALITIES,
+        "distributions": ("uniform", "zipf"),
+        "n_views": 100_000,
+        "n_users": 25_000,
+        "runs": 3,
+        "max_rows_per_trigger": 10_000,
+        "parallelism": 4,
+        "warmup": True,
+        # 20 s of arrivals: 10 micro-batches or more at every interval, what
+        # a median's order-statistics interval needs (6 at least)
+        "latency_views": 40_000,
+        "source_rate": 2_000,
+        "trigger_intervals": (50, 100, 250, 500, 1_000, 2_000),
+        "rescale_views": 20_000,
+        "hot_views": 100_000,
+        "hot_rows_per_trigger": 10_000,
+    },
+}
+
+
+def _hot_partition_sizes() -> dict[str, dict[str, Any]]:
+    """``bench hot_partition``'s sizes: the hot-partition run's settings of the streaming
+    benchmark, one run of 20 tweets.
+
+    Example::
+
+        >>> _hot_partition_sizes()["quick"]["n_views"] == _STREAMING_SIZES["quick"]["hot_views"]
+        True
+    """
+    return {
+        size: {
+            "n_views": s["hot_views"],
+            "n_users": s["n_users"],
+            "n_tweets": 20,
+            "rows_per_trigger": s["hot_rows_per_trigger"],
+            "parallelism": s["parallelism"],
+            "runs": 1,
+        }
+        for size, s in _STREAMING_SIZES.items()
+    }
+
+
 CHAPTERS: tuple[Chapter, ...] = (
     Chapter(
         id="hot_keys",
@@ -712,68 +800,7 @@ CHAPTERS: tuple[Chapter, ...] = (
                 help="seed 000 on Spark Structured Streaming: per-record vs per-batch "
                 "transformWithState vs Spark's aggregation, latency vs trigger interval, "
                 "rescaling a checkpoint",
-                sizes={
-                    "tiny": {
-                        "cardinalities": (20,),
-                        "distributions": ("uniform",),
-                        "n_views": 1_200,
-                        "n_users": 500,
-                        "runs": 1,
-                        "max_rows_per_trigger": 600,
-                        "parallelism": 4,
-                        "warmup": False,
-                        "latency_views": 300,
-                        "source_rate": 600,
-                        "trigger_intervals": (100, 400),
-                        "rescale_views": 900,
-                        "hot_views": 1_200,
-                        "hot_rows_per_trigger": 600,
-                    },
-                    "quick": {
-                        "cardinalities": (20,),
-                        "distributions": ("uniform",),
-                        "n_views": 10_000,
-                        "n_users": 25_000,
-                        # one run: its ratios have no interval of their own (a query here
-                        # makes two micro-batches, the first of which also pays the query's
-                        # start); the reference's runs carry the verdicts
-                        "runs": 1,
-                        "max_rows_per_trigger": 5_000,
-                        "parallelism": 2,  # two state partitions on two cores: half the commits
-                        "warmup": True,
-                        "latency_views": 500,
-                        "source_rate": 1_000,
-                        # the longer interval beyond a micro-batch's own duration (about
-                        # 2 s here), or the trigger changes nothing; half a second of arrivals
-                        # makes 1-2 micro-batches per interval, too few for a median's interval
-                        # (6 at 2 s or more each would cost the report 12 s and more a point):
-                        # the latency claim is inconclusive live, and the reference carries it
-                        "trigger_intervals": (100, 3_000),
-                        "rescale_views": 1_000,
-                        # the hot partition (one per-record run over Zipf views): two
-                        # micro-batches show it
-                        "hot_views": 2_000,
-                        "hot_rows_per_trigger": 1_000,
-                    },
-                    "full": {
-                        "cardinalities": SEED_CARDINALITIES,
-                        "distributions": ("uniform", "zipf"),
-                        "n_views": 100_000,
-                        "n_users": 25_000,
-                        "runs": 3,
-                        "max_rows_per_trigger": 10_000,
-                        "parallelism": 4,
-                        "warmup": True,
-                        # 20 s of arrivals: 10 micro-batches or more at every interval, what
-                        # a median's order-statistics interval needs (6 at least)
-                        "latency_views": 40_000,
-                        "source_rate": 2_000,
-                        "trigger_intervals": (50, 100, 250, 500, 1_000, 2_000),
-                        "rescale_views": 20_000,
-                        "hot_views": 100_000,
-                        "hot_rows_per_trigger": 10_000,
-                    },
-                },
+                sizes=_STREAMING_SIZES,
             ),
             Benchmark(
                 id="hot_partition",
@@ -782,32 +809,7 @@ CHAPTERS: tuple[Chapter, ...] = (
                 "partition holding tweet-0; what Spark says on its default state store provider",
                 formatter="format_hot_partition_summary",
                 # a demonstration, one run: the partition holding tweet-0 and Spark's refusal
-                sizes={
-                    "tiny": {
-                        "n_views": 1_200,
-                        "n_users": 500,
-                        "n_tweets": 20,
-                        "rows_per_trigger": 600,
-                        "parallelism": 4,
-                        "runs": 1,
-                    },
-                    "quick": {
-                        "n_views": 2_000,
-                        "n_users": 25_000,
-                        "n_tweets": 20,
-                        "rows_per_trigger": 1_000,
-                        "parallelism": 2,
-                        "runs": 1,
-                    },
-                    "full": {
-                        "n_views": 100_000,
-                        "n_users": 25_000,
-                        "n_tweets": 20,
-                        "rows_per_trigger": 10_000,
-                        "parallelism": 4,
-                        "runs": 1,
-                    },
-                },  # fmt: skip
+                sizes=_hot_partition_sizes(),
             ),
         ),
         # notebook 08's rescale section: its queries are a demonstration, not a claim, so a

@@ -1,7 +1,8 @@
 """bench streaming at a tiny size: every variant checked against the reference, the summary's
-keys and ratios, what Spark says without RocksDB, and the rescale section; the verdicts on
-constructed results: ratios over runs (one run, overlapping runs, a clear effect) and latency
-medians over micro-batches (too few micro-batches, overlapping, apart)."""
+keys and ratios and the rescale section (what Spark says without RocksDB is
+test_hot_partition.py's); the verdicts on constructed results: ratios over runs (one run,
+overlapping runs, a clear effect) and latency medians over micro-batches (too few
+micro-batches, overlapping, apart)."""
 
 from __future__ import annotations
 
@@ -69,11 +70,6 @@ def test_the_rescale_section_keeps_partitions_on_restart_and_repartitions_exactl
     )
     assert rescale["records_in"] == rescale["records_processed"] == rescale["rows"]
     assert rescale["ok"]
-
-
-def test_spark_refuses_transform_with_state_on_its_default_provider(spark):
-    said = streaming.default_provider_error(spark)
-    assert "STORE_BACKEND_NOT_SUPPORTED_FOR_TWS" in said and "RocksDBStateStoreProvider" in said
 
 
 def test_the_summary_carries_every_headline_ratio_bench_compare_reads(tiny):
