@@ -13,6 +13,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -140,7 +141,10 @@ def title_and_summary(nb_path: Path) -> tuple[str, str]:
     return nb_path.stem, ""
 
 
+@cache
 def _html_exporter():
+    """The report's HTML exporter, made once per process: its templates compile once, not
+    once per notebook."""
     from nbconvert import HTMLExporter
 
     templates = resources.files("skewlab") / "templates"
