@@ -1007,7 +1007,7 @@ CHAPTERS: tuple[Chapter, ...] = (
             # the cache policies on real runs of the count job: about 12-18 s of a quick report
             # on the slower 2-core machine (docs/report.md) for three claims its reference
             # concludes as well; a quick (or tiny) report shows the reference's runs
-            # (tests/experiments/test_cache_policy.py runs them at tiny)
+            # (tests/experiments/test_cache_policy.py runs the policies on real runs, smaller)
             "policy_runs": {
                 "tiny": {"run": False},
                 "quick": {"run": False},
