@@ -56,7 +56,8 @@ def test_a_saved_result_draws_the_same_run_as_this_one(tiny):
     run, hot = hot_partition_shown(saved)
     mine, my_hot = hot_partition_shown(tiny)
     assert isinstance(run, RunResult) and hot == my_hot and run.subtasks == mine.subtasks
-    assert len(run.extra["batches"]) == 2  # 1,200 views at 600 a micro-batch
+    settings = size_settings("hot_partition", "tiny")
+    assert len(run.extra["batches"]) == -(-settings["n_views"] // settings["rows_per_trigger"])
 
 
 def test_the_printed_summary_names_the_partition_and_spark_s_line(tiny):
