@@ -387,10 +387,11 @@ CHAPTERS: tuple[Chapter, ...] = (
                     },
                     # a quick run measures the lesson a short run can conclude: the seed's
                     # headline point (20 keys, naive and the vectorised buffer, 3 rounds); the
-                    # rest of the chapter is the shipped reference's (the seed's grid)
+                    # rest of the chapter is the shipped reference's (the seed's grid); 10,000
+                    # views a round (20,000 took 3-4 s more and concluded the same)
                     "quick": {
                         "cardinalities": (20,),
-                        "n_views": 20_000,
+                        "n_views": 10_000,
                         "n_users": 25_000,
                         "runs": 3,
                         "sides": ("naive", "buffered"),
@@ -490,16 +491,17 @@ CHAPTERS: tuple[Chapter, ...] = (
                         "policy_keys": 2_000,
                     },
                     # a quick run measures in 3 rounds what a short run can conclude: the cache
-                    # at 100% hits and the hit-ratio staircase; FLIP-325's LRU at 0% hits and
-                    # its breakdown run too, a small effect its rounds may not tell apart; the
-                    # batched write-back (about 5 s of a quick report) is the reference's
+                    # at 100% hits and the hit-ratio staircase; FLIP-325's LRU at 0% hits runs
+                    # too, a small effect its rounds may not tell apart; the batched write-back
+                    # and the 0%-hit breakdown (about 5 s each of a quick report, their claims
+                    # inconclusive in most quick runs) are the reference's
                     "quick": {
                         "n": 100_000,
                         "runs": 3,
                         "batched_sizes": (),
                         "sweep_n": 50_000,
                         "sweep_sizes": (250, 500, 750, 1000, 1500),
-                        "costs_n": 50_000,
+                        "costs_n": 0,
                         "policy_n": 200_000,
                         "policy_keys": 100_000,
                     },
@@ -592,10 +594,11 @@ CHAPTERS: tuple[Chapter, ...] = (
                 "single_key in ops/ms",
                 aliases=("value-state",),
                 formatter="format_value_state_summary",
-                # 3 rounds at quick too: every ratio gets its interval
+                # 3 rounds at quick too: every ratio gets its interval; a quick run's 10,000
+                # keys (about 1 s) conclude what 50,000 (about 5 s) did, the ratios tens of x
                 sizes={
                     "tiny": {"keys": 2_000, "runs": 1},
-                    "quick": {"keys": 50_000, "runs": 3},
+                    "quick": {"keys": 10_000, "runs": 3},
                     "full": {"keys": 500_000, "runs": 5},  # flink-benchmarks' setupKeyCount
                 },
             ),

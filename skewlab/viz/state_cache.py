@@ -26,12 +26,19 @@ from plotly.subplots import make_subplots
 
 from skewlab.experiments.claims.state_cache import batched_figures
 from skewlab.experiments.intervals import Estimate
+from skewlab.experiments.references import load_reference
 from skewlab.experiments.results import BenchResult, bench_summary
-from skewlab.experiments.state_cache import HEADLINE_MEASURE, SEED_HIT_RATIOS, SEED_SPEEDUPS
+from skewlab.experiments.state_cache import (
+    EXPERIMENT,
+    HEADLINE_MEASURE,
+    SEED_HIT_RATIOS,
+    SEED_SPEEDUPS,
+)
 from skewlab.inputs.wordcount import flip325_input
 from skewlab.strategies.count import run_count
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, LABELS, LEGEND_BELOW, TEMPLATE
+from skewlab.viz.reference_section import section_shown
 from skewlab.viz.render import readable_number
 from skewlab.viz.text import estimate_text, number, percent, times
 from skewlab.viz.titles import whose_figures
@@ -47,6 +54,7 @@ __all__ = [
     "format_summary",
     "hit_ratio_curve_figure",
     "zero_hit_cost_table",
+    "zero_hit_costs_shown",
 ]
 
 
@@ -155,6 +163,31 @@ def cache_cost_table(result, *, caption: bool = False):
         f"{_whose(result)}, {_run_of(result)}: what one record costs, in the job and inside "
         "the operators (medians of the rounds)",
     )
+
+
+def zero_hit_costs_shown(result):
+    """The result whose 0%-hit breakdown to show: ``result`` where it measured one, else (a
+    size that leaves the breakdown out: quick) the shipped reference, after a line saying
+    whose figures follow. Give it to :func:`zero_hit_cost_table`.
+
+    Example::
+
+        >>> shown = zero_hit_costs_shown({"size": "quick", "summary": {"zero_hit_costs": None}})
+        this size leaves the 0%-hit breakdown out (...); here is the shipped reference's, ...
+        >>> bool(bench_summary(shown)["zero_hit_costs"])
+        True
+    """
+    own = bench_summary(result).get("zero_hit_costs")
+    reference = None if own else load_reference(EXPERIMENT)
+    section, _ = section_shown(
+        own,
+        EXPERIMENT,
+        lambda summary: summary.get("zero_hit_costs"),
+        what="0%-hit breakdown",
+        why="about 5 s of a quick report; its claim is inconclusive in most quick runs",
+        reference=reference,
+    )
+    return result if own or section is None else reference
 
 
 def zero_hit_cost_table(result, *, caption: bool = False):

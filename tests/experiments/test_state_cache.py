@@ -26,6 +26,7 @@ from skewlab.viz.state_cache import (
     describe_batched,
     format_summary,
     zero_hit_cost_table,
+    zero_hit_costs_shown,
 )
 
 
@@ -164,6 +165,22 @@ def test_zero_hit_costs_are_taken_apart_for_both_write_backs(result):
     assert costs["predicted_batched_change_share"] == pytest.approx(
         costs["predicted_batched_loss_share"] - costs["predicted_loss_share"]
     )
+
+
+def test_a_run_without_the_breakdown_shows_the_references(result, capsys):
+    """A size that leaves the 0%-hit breakdown out (quick) shows the shipped reference's, and
+    says so; a run that measured one shows its own."""
+    from skewlab.experiments.references import load_reference
+
+    assert zero_hit_costs_shown(result) is result
+    assert capsys.readouterr().out.startswith("this run's 0%-hit breakdown")
+    without = {**result.to_json_dict(), "size": "quick"}
+    without["summary"] = {**without["summary"], "zero_hit_costs": None}
+    shown = zero_hit_costs_shown(without)
+    reference = load_reference("state_cache")
+    assert shown == reference and shown["summary"]["zero_hit_costs"]["records"] > 0
+    assert "here is the shipped reference's" in capsys.readouterr().out
+    assert zero_hit_cost_table(without).empty and not zero_hit_cost_table(shown).empty
 
 
 def test_bad_settings_are_refused_before_any_work():
