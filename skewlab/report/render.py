@@ -245,7 +245,7 @@ def render_report(
     their measurements would share the machine's cores.
 
     Args:
-        size: ``quick`` (the default; 148-156 s cold on the slower of docs/report.md's two
+        size: ``quick`` (the default; 140-165 s cold on the slower of docs/report.md's two
             2-core machines, over its budget there of 120 s), ``full`` (the seeds' sizes), or
             ``tiny`` (what the tests render).
         out: output directory (default ``reports/``); must not be an existing file.
