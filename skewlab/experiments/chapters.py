@@ -493,8 +493,8 @@ CHAPTERS: tuple[Chapter, ...] = (
                     # a quick run measures in 3 rounds what a short run can conclude: the cache
                     # at 100% hits and the hit-ratio staircase; FLIP-325's LRU at 0% hits runs
                     # too, a small effect its rounds may not tell apart; the batched write-back
-                    # and the 0%-hit breakdown (about 5 s each of a quick report, their claims
-                    # inconclusive in most quick runs) are the reference's
+                    # (about 5 s of a quick report) and the 0%-hit breakdown (4-8 s, its claim
+                    # inconclusive in most quick runs: docs/report.md) are the reference's
                     "quick": {
                         "n": 100_000,
                         "runs": 3,

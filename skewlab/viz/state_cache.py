@@ -184,7 +184,8 @@ def zero_hit_costs_shown(result):
         EXPERIMENT,
         lambda summary: summary.get("zero_hit_costs"),
         what="0%-hit breakdown",
-        why="about 5 s of a quick report; its claim is inconclusive in most quick runs",
+        why="its claim needs more rounds than a quick report affords; "
+        "`skewlab bench state_cache` runs it here",
         reference=reference,
     )
     return result if own or section is None else reference
