@@ -388,7 +388,7 @@ CHAPTERS: tuple[Chapter, ...] = (
                     # a quick run measures the lesson a short run can conclude: the seed's
                     # headline point (20 keys, naive and the vectorised buffer, 3 rounds); the
                     # rest of the chapter is the shipped reference's (the seed's grid); 10,000
-                    # views a round (20,000 took 3-4 s more and concluded the same)
+                    # views a round (20,000 took 3-4 s more at 2 subtasks and concluded the same)
                     "quick": {
                         "cardinalities": (20,),
                         "n_views": 10_000,
