@@ -21,6 +21,19 @@ seconds of runs). Its measured throughput is the profile's measure
 job's fixed costs cancel as they do in the prices; a remedy's figure is the median over the
 rounds with its bootstrap interval.
 
+**Priced in the same session.** By default the cost profile the predictions are priced with is
+measured in the check's own rounds: the profile's view sets (seed 7, ``skewlab bench
+remedy_costs``' settings at the same size) run as further inputs beside the workloads, every
+round going round all of them, and the profile is derived from those runs exactly as
+``remedy_costs`` derives it (:func:`~skewlab.doctor.remedy_costs.summarize`). Both sides of
+every ratio then share the machine's minutes: a profile measured in another session carries
+the machine's drift between the two sessions into every prediction (on a shared 2-core VM, up to
+a third), which is the machine's error, not the model's. The same predictions priced with the
+stored profile (the newest ``remedy_costs`` result here, else the shipped reference) are kept
+beside them (``summary["stored_profile"]``): what a profile from another session, or another
+machine, adds. ``costs=`` (a result file) prices with that file instead and measures no
+profile.
+
 Checked, per workload: records per subtask predicted == the naive run's records in, exactly;
 the cache's hit ratio predicted within 1 point of the measured; the buffer's flushed keys
 predicted == the measured state reads (counts: every run counts alike); per remedy, predicted
@@ -58,8 +71,15 @@ from skewlab.aggregates.digest import result_digest
 from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.doctor.catalog import strategies
 from skewlab.doctor.remedies import mean_density, predict_remedies, scale_draws
+from skewlab.doctor.remedy_costs import _row as profile_row
 from skewlab.doctor.remedy_costs import load_cost_profile
-from skewlab.doctor.subtask_replay import replay_subtasks, salted_stage_one_loads
+from skewlab.doctor.remedy_costs import summarize as summarize_profile
+from skewlab.doctor.subtask_replay import (
+    DEFAULT_BUFFER_MAX_COUNT,
+    DEFAULT_CACHE_ENTRIES,
+    replay_subtasks,
+    salted_stage_one_loads,
+)
 from skewlab.engine.config import JobConfig
 from skewlab.engine.session import get_spark
 from skewlab.experiments.chapters import resolve_runs, size_settings
@@ -88,7 +108,10 @@ __all__ = [
     "HEADLINES",
     "HELD_OUT",
     "MEASURE",
+    "PROFILE",
+    "PROFILE_SEED",
     "SECTION",
+    "SESSION_SOURCE",
     "TOLERANCE",
     "FlightSlopeInput",
     "Workload",
@@ -195,57 +218,143 @@ def run_experiment(
 ) -> BenchResult:
     """Predict, then measure, every remedy on the four workloads; see the module doc.
 
-    ``costs``: a ``skewlab bench remedy_costs`` result file (default: the newest on this
-    machine, else the shipped reference).
+    ``costs``: a ``skewlab bench remedy_costs`` result file to price with; ``None`` (default):
+    the cost profile is measured in the check's own rounds (the predictions priced with the
+    stored profile kept beside them, ``summary["stored_profile"]``).
     """
     from tqdm.auto import tqdm
 
     settings = size_settings(EXPERIMENT, size)
     runs = resolve_runs(settings, runs)
-    profile = load_cost_profile(costs)
-    p = check_whole("parallelism", parallelism or profile["parallelism"], 1)
+    stored = load_cost_profile(costs)
+    in_session = costs is None
+    p = check_whole("parallelism", parallelism or stored["parallelism"], 1)
     job = JobConfig(parallelism=p)
-    compared = strategies(p, profile["cache_entries"])
+    cache_entries = DEFAULT_CACHE_ENTRIES if in_session else stored["cache_entries"]
+    max_count = DEFAULT_BUFFER_MAX_COUNT if in_session else stored["buffer"]["max_count"]
+    compared = strategies(p, cache_entries)
     specs = workloads(settings["n_views"], settings["n_users"], settings["n_tweets"])
+    profile_specs = _profile_specs(size) if in_session else {}
 
     spark = spark or get_spark()
+    n_inputs = len(specs) + len(profile_specs)
     bar = tqdm(
-        total=len(compared) * (1 + len(specs) * (WARM_ROUNDS + 2 * runs)),
+        total=len(compared) * (1 + n_inputs * (WARM_ROUNDS + 2 * runs)),
         desc=EXPERIMENT,
         disable=not progress,
     )
     warm_up(spark, compared, job, n_users=settings["n_users"], bar=bar)
-    rows, checks = [], []
+    rows, profile_rows, checks = [], [], []
     with ExitStack() as stack:
         inputs = {name: stack.enter_context(w.slope_input(spark)) for name, w in specs.items()}
-        replays, predictions = {}, {}
+        inputs |= {name: stack.enter_context(SlopeInput(spark, spec))
+                   for name, spec in profile_specs.items()}  # fmt: skip
+        replays, loads, densities = {}, {}, {}
         for name, views in inputs.items():
-            bar.set_postfix_str(f"{name}: the doctor's prediction")
+            bar.set_postfix_str(f"{name}: the doctor's replay")
             # the doctor predicts the larger run, the one whose records the slope is scaled to
-            replays[name] = replay_subtasks(
-                views.large, "tweet_id", parallelism=p, cache_entries=profile["cache_entries"],
-                buffer_max_count=profile["buffer"]["max_count"],
+            replay = replay_subtasks(
+                views.large, "tweet_id", parallelism=p, cache_entries=cache_entries,
+                buffer_max_count=max_count,
             )  # fmt: skip
-            loads = salted_stage_one_loads(views.large, "tweet_id", salt_buckets=p, parallelism=p)
-            predictions[name] = predict_remedies(
-                replays[name], loads, profile, bounded=True, salt_buckets=p
-            )
-        measured: dict[str, dict[str, list[dict]]] = {name: {} for name in inputs}
+            if name in profile_specs:  # the busiest subtask's keys by density, as the profile
+                busiest = max(replay["subtasks"], key=lambda s: s["records"])
+                densities[str(profile_specs[name].n_tweets)] = busiest["density"]
+                continue
+            replays[name] = replay
+            loads[name] = salted_stage_one_loads(views.large, "tweet_id", salt_buckets=p,
+                                                 parallelism=p)  # fmt: skip
+        measured: dict[str, dict[str, list[dict]]] = {name: {} for name in specs}
         for name, run in measure_interleaved(
             spark, compared, job, inputs, runs, max_rounds=settings.get("max_rounds"), bar=bar
         ):
+            if name in profile_specs:
+                profile_rows.append(profile_row(run, profile_specs[name]))
+                continue
             rows.append(_row(name, run, p))
             measured[name].setdefault(run.side, []).append(rows[-1])
-    for name, workload in specs.items():
-        checks.append(
-            _check(name, replays[name], predictions[name], measured[name], workload, profile)
-        )
     bar.close()
-    summary = summarize(checks, rows, runs)
+    profile, session_profile = stored, None
+    if in_session:
+        session_profile = summarize_profile(profile_rows, densities)
+        session_profile["n_views"] = size_settings(PROFILE, size)["n_views"]
+        session_profile["seed"] = PROFILE_SEED
+        if session_profile["cost_profile"] is not None:
+            profile = {**session_profile["cost_profile"], "source": SESSION_SOURCE,
+                       "machine": None}  # fmt: skip
+
+    def priced_checks(costs_used: Mapping[str, Any]) -> list[dict]:
+        return [
+            _check(name, replays[name], predict_remedies(replays[name], loads[name], costs_used,
+                                                         bounded=True, salt_buckets=p),
+                   measured[name], workload, costs_used)
+            for name, workload in specs.items()
+        ]  # fmt: skip
+
+    if in_session and session_profile["cost_profile"] is None:
+        # no profile to price with (a remedy's runs gave no cost per record): counts only
+        checks = priced_checks(stored)
+        summary = summarize(checks, rows, runs)
+        summary["unpriced"] = session_profile["cost_profile_error"]
+    else:
+        checks = priced_checks(profile)
+        summary = summarize(checks, rows, runs)
     summary.update(
         cost_profile={k: profile[k] for k in ("source", "machine", "parallelism")}, parallelism=p
     )
+    if in_session:
+        summary["all_digests_match"] &= all(r["digest_matches_reference"] for r in profile_rows)
+        summary["session_profile"] = session_profile
+        summary["stored_profile"] = _priced_with(stored, priced_checks(stored), runs)
     return BenchResult(EXPERIMENT, size, rows, summary)
+
+
+#: The profile's benchmark, whose settings and seed the check's own profile runs with.
+PROFILE = "remedy_costs"
+#: The seed of the profile's views (:func:`skewlab.doctor.remedy_costs.run_experiment`'s).
+PROFILE_SEED = 7
+#: Where a profile measured in the check's own rounds came from.
+SESSION_SOURCE = (
+    "this session: the cost profile measured in the check's own rounds "
+    "(skewlab bench remedy_costs' view sets beside the workloads)"
+)
+
+
+def _profile_specs(size: str) -> dict[str, ViewSpec]:
+    """The cost profile's view sets at ``size`` (its settings, seed :data:`PROFILE_SEED`), by
+    input name.
+
+    Example::
+
+        >>> list(_profile_specs("full"))
+        ['profile: 20 keys', 'profile: 200 keys', 'profile: 2000 keys', 'profile: 20000 keys']
+    """
+    s = size_settings(PROFILE, size)
+    return {
+        f"profile: {k} keys": ViewSpec(s["n_views"], s["n_users"], k, seed=PROFILE_SEED)
+        for k in s["cardinalities"]
+    }
+
+
+def _priced_with(costs: Mapping[str, Any], checks: Sequence[Mapping[str, Any]], runs: int):
+    """The same runs judged against predictions priced with another profile (``costs``): its
+    source, the predictions within the tolerance with their interval, and per workload each
+    remedy's predicted / measured."""
+    unmeasured = any(c.get("unmeasured") for c in checks)
+    within = None if unmeasured else within_tolerance(checks, runs)
+    held = [c for c in checks if c.get("held_out")]
+    held_within = None if unmeasured or not held else within_tolerance(held, runs)
+    return {
+        "source": costs.get("source"),
+        "machine": costs.get("machine"),
+        "predictions": sum(len(c["remedies"]) for c in checks),
+        "predictions_within_tolerance": None if within is None else within.to_json(),
+        "held_out_within_tolerance": None if held_within is None else held_within.to_json(),
+        "predicted_over_measured": {
+            c["workload"]: {r["remedy"]: r["predicted_over_measured"] for r in c["remedies"]}
+            for c in checks
+        },
+    }
 
 
 def summarize(checks: Sequence[Mapping[str, Any]], rows: Sequence[Mapping], runs: int) -> dict:
