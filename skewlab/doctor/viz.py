@@ -817,8 +817,57 @@ def format_remedy_check_summary(result: BenchResult) -> str:
             + estimate_text(intervals["held_out_ranking_disagreements"], ".0f", "")
             + f" of {summary['held_out_ranking_pairs']}"
         )
+    lines += stored_profile_lines(summary)
     lines.append(f"every digest equal: {summary['all_digests_match']}")
     return "\n".join(lines)
+
+
+def stored_profile_lines(summary: dict[str, Any]) -> list[str]:
+    """What a check priced in its own session (``remedy_check``'s default) says beside its
+    verdict: why it fell back to the stored profile, if it did, and how the same runs judge the
+    predictions priced with the stored profile -- what a profile from another session, or
+    another machine, adds; nothing for a check priced with a stored profile alone.
+
+    Example::
+
+        >>> print(stored_profile_lines({"stored_profile": {
+        ...     "source": "reference: r.json", "machine": {"cpu": "AMD EPYC", "cores": 2},
+        ...     "predictions": 24, "predictions_within_tolerance": {"value": 20.0, "low": 12.0,
+        ...     "high": 24.0, "runs": 5, "method": "bootstrap"}, "held_out_within_tolerance": None,
+        ...     "predicted_over_measured": {"w": {"naive_heap": 1.3, "sorted": 0.9}}}})[0])
+        priced with the stored profile instead (reference: r.json, measured on AMD EPYC, 2 cores): 20 [12..24] of 24 predictions within the tolerance, predicted / measured from 0.90 to 1.30
+    """  # noqa: E501
+    lines = []
+    if summary.get("unpriced"):
+        lines.append(
+            f"the cost profile measured in this session gave none ({summary['unpriced']}): "
+            "priced with the stored profile instead"
+        )
+    stored = summary.get("stored_profile")
+    if not stored or summary.get("unpriced"):
+        return lines
+    machine = stored.get("machine") or {}
+    where = (
+        f", measured on {machine['cpu']}, {machine['cores']} cores"
+        if machine.get("cpu") and machine.get("cores")
+        else ""
+    )
+    ratios = [
+        r for by_remedy in stored["predicted_over_measured"].values() for r in by_remedy.values()
+        if r is not None
+    ]  # fmt: skip
+    within = stored.get("predictions_within_tolerance")
+    lines.append(
+        f"priced with the stored profile instead ({stored['source']}{where}): "
+        + (
+            f"{estimate_text(within, '.0f', '')} of {stored['predictions']} predictions within "
+            "the tolerance"
+            if within
+            else "no verdict (a remedy went unmeasured)"
+        )
+        + (f", predicted / measured from {min(ratios):.2f} to {max(ratios):.2f}" if ratios else "")
+    )
+    return lines
 
 
 def remedy_check_shown(result) -> dict[str, Any] | None:
@@ -971,6 +1020,8 @@ def describe_remedy_check(summary: dict[str, Any] | None) -> str:
             )
             + f", predicted / measured from {min(held_ratios):.2f} to {max(held_ratios):.2f}."
         )
+    # what a profile from another session or machine would have predicted, as sentences
+    lines += [line[0].upper() + line[1:] + "." for line in stored_profile_lines(summary)]
     for w in workloads:
         pairs = _pair_counts(w, runs)
         total = sum(pairs.values())

@@ -582,3 +582,50 @@ def test_the_check_resamples_the_profile_and_the_runs_from_independent_streams()
         profile = scale_draws(costs, "x", density)
         # the same values resampled on one stream would move together (correlation 1)
         assert abs(np.corrcoef(profile, measured)[0, 1]) < 0.1
+
+
+def test_the_checks_own_profile_runs_the_profiles_view_sets_and_seed():
+    import inspect
+
+    from skewlab.doctor import remedy_costs
+    from skewlab.doctor.remedy_check import PROFILE, PROFILE_SEED, _profile_specs
+    from skewlab.experiments.chapters import size_settings
+
+    assert PROFILE == remedy_costs.EXPERIMENT
+    # the profile priced in the check's session is the one remedy_costs measures: same seed ...
+    assert inspect.signature(remedy_costs.run_experiment).parameters["seed"].default == PROFILE_SEED
+    for size in ("tiny", "quick", "full"):
+        settings = size_settings(PROFILE, size)
+        specs = list(_profile_specs(size).values())
+        # ... same views, per cardinality
+        assert [s.n_tweets for s in specs] == list(settings["cardinalities"])
+        assert {(s.n_views, s.n_users, s.seed, s.distribution) for s in specs} == {
+            (settings["n_views"], settings["n_users"], PROFILE_SEED, "uniform")
+        }
+
+
+def test_the_stored_profiles_pricing_is_judged_by_the_same_runs():
+    from skewlab.doctor.remedy_check import _priced_with, within_tolerance
+    from skewlab.doctor.viz import stored_profile_lines
+
+    replay, predicted, rates = _predicted()
+    tight = dict.fromkeys(rates, (0.999, 1.0, 1.001))
+    # the stored profile's machine was 1.5 times as fast: every prediction 1.5x the runs'
+    slower = {remedy: rate / 1.5 for remedy, rate in rates.items()}
+    checks = [_check("toy", replay, predicted, _measured(slower, tight))]
+    stored = {"source": "reference: r.json", "machine": {"cpu": "AMD EPYC", "cores": 2}}
+    priced = _priced_with(stored, checks, 3)
+    assert priced["predictions"] == len(rates)
+    assert priced["predictions_within_tolerance"]["value"] == 0
+    assert priced["predictions_within_tolerance"] == within_tolerance(checks, 3).to_json()
+    ratios = list(priced["predicted_over_measured"]["toy"].values())
+    assert ratios == pytest.approx([1.5] * len(rates))
+    [line] = stored_profile_lines({"stored_profile": priced})
+    assert line.startswith("priced with the stored profile instead (reference: r.json, measured")
+    assert "0 of 6 predictions within the tolerance" in line and "from 1.50 to 1.50" in line
+    # a session whose own profile failed says why, and draws no second comparison
+    fell_back = stored_profile_lines({"stored_profile": priced, "unpriced": "no slope"})
+    assert fell_back == [
+        "the cost profile measured in this session gave none (no slope): priced with the "
+        "stored profile instead"
+    ]

@@ -134,12 +134,13 @@ CLAIMS = (
         check=lambda f: f["within"] == f["n"],
         why=(
             "The prediction prices this input's counts with costs measured on other views "
-            "(another seed); a remedy whose job lasts a second or less (the buffer, sorted "
-            "input, the heap on 20,000 keys) varies from round to round by about as much as "
-            "the tolerance, in the cost profile's rounds as in the check's, so it runs up to "
-            "four times the rounds; where the interval of predicted / measured (both sides' "
-            "rounds resampled) still straddles the tolerance's edge, the runs cannot say on "
-            "which side the prediction lies."
+            "(another seed) in the check's own rounds, so that the machine's drift between two "
+            "sessions is not counted as the model's error; a remedy whose job lasts a second or "
+            "less (the buffer, sorted input, the heap on 20,000 keys) varies from round to round "
+            "by about as much as the tolerance, in the cost profile's rounds as in the check's, "
+            "so it runs up to four times the rounds; where the interval of predicted / measured "
+            "(both sides' rounds resampled) still straddles the tolerance's edge, the runs cannot"
+            " say on which side the prediction lies."
         ),
     ),
     Claim(
