@@ -946,8 +946,9 @@ CHAPTERS: tuple[Chapter, ...] = (
                         "--costs",
                         "costs",
                         str,
-                        "a 'skewlab bench remedy_costs' result file to price with (default: the "
-                        "newest on this machine, else the shipped reference)",
+                        "a 'skewlab bench remedy_costs' result file to price with instead of "
+                        "a profile measured in the check's own rounds (the default, which also "
+                        "judges the stored profile: the newest here, else the shipped reference)",
                     ),
                 ),
                 sizes={
