@@ -30,6 +30,7 @@ from skewlab.doctor.diagnosis import diagnose, read_records
 from skewlab.doctor.remedies import BASELINE
 from skewlab.doctor.remedy_check import EXPERIMENT as REMEDY_CHECK
 from skewlab.doctor.remedy_check import (
+    SESSION_SOURCE,
     TOLERANCE,
     measured_interval,
     predicted_estimate,
@@ -777,7 +778,7 @@ def format_remedy_check_summary(result: BenchResult) -> str:
     lines = [
         f"{whose_figures(result)}: the doctor's predictions beside real runs, measured job "
         f"throughput by slope (median of {runs} round(s) [bootstrap interval]); priced "
-        f"with: {summary['cost_profile']['source']}",
+        f"with: {profile_source(summary)}",
         remedy_check_table(summary).to_string(index=False),
     ]
     for w in summary["workloads"]:
@@ -820,6 +821,22 @@ def format_remedy_check_summary(result: BenchResult) -> str:
     lines += stored_profile_lines(summary)
     lines.append(f"every digest equal: {summary['all_digests_match']}")
     return "\n".join(lines)
+
+
+def profile_source(summary: dict[str, Any]) -> str:
+    """Which cost profile a check's predictions were priced with, as a phrase: the profile
+    measured in the check's own rounds, or the stored profile's source.
+
+    Example::
+
+        >>> from skewlab.doctor.remedy_check import SESSION_SOURCE
+        >>> profile_source({"cost_profile": {"source": SESSION_SOURCE}})
+        "the cost profile measured in the check's own rounds (skewlab bench remedy_costs' view sets beside the workloads)"
+        >>> profile_source({"cost_profile": {"source": "reference: r.json"}})
+        'reference: r.json'
+    """  # noqa: E501
+    source = summary["cost_profile"]["source"]
+    return source.removeprefix("this session: ") if source == SESSION_SOURCE else source
 
 
 def stored_profile_lines(summary: dict[str, Any]) -> list[str]:
@@ -993,7 +1010,7 @@ def describe_remedy_check(summary: dict[str, Any] | None) -> str:
         )
     within = within_tolerance(workloads, runs)
     lines = [
-        f"In {whose}, priced with {summary['cost_profile']['source']}: "
+        f"In {whose}, priced with {profile_source(summary)}: "
         + (
             f"{within.value:.0f} of {n} predictions of job throughput are within "
             f"{summary['tolerance']:.0%} of the measured median; counting the measured "
