@@ -271,13 +271,17 @@ def test_the_check_compares_what_it_says():
     assert high == pytest.approx(1.02 * rates["naive_heap"])
 
 
-def _verdicts(measured) -> dict[str, str]:
+def _outcome(measured, name: str):
     replay, predicted, _ = _predicted()
     check = _check("toy", replay, predicted, measured)
     rows = [{"digest_matches_reference": True}]
     result = {"experiment": "remedy_check", "summary": summarize([check], rows, 3)}
+    return claim("skew_doctor", name).evaluate(result)
+
+
+def _verdicts(measured) -> dict[str, str]:
     return {
-        name: claim("skew_doctor", name).evaluate(result).status
+        name: _outcome(measured, name).status
         for name in (
             "doctor_counts_what_runs_count",
             "doctor_throughput_within_tolerance",
@@ -286,7 +290,7 @@ def _verdicts(measured) -> dict[str, str]:
     }
 
 
-def test_a_ranking_over_overlapping_intervals_is_left_uncalled():
+def test_the_ranking_is_judged_on_the_pairs_the_runs_order():
     _, predicted, rates = _predicted()
     ranking = predicted["ranking"]
     # every remedy measured where predicted, its rounds tight: every pair apart, in order
@@ -295,14 +299,23 @@ def test_a_ranking_over_overlapping_intervals_is_left_uncalled():
     assert tight["doctor_throughput_within_tolerance"] == HELD
     assert tight["doctor_counts_what_runs_count"] == HELD
     # the two fastest swapped at their medians, their rounds overlapping: the runs cannot
-    # order them, so the ranking is neither confirmed nor contradicted
+    # order them, so that pair is neither confirmed nor contradicted -- counted beside the
+    # claim, which holds on the pairs the runs order
     first, second = ranking[0], ranking[1]
     swapped = dict(rates, **{first: rates[second] * 1.01, second: rates[second] * 1.02})
     spread = dict.fromkeys(rates, (0.999, 1.0, 1.001)) | {first: (0.9, 1.0, 1.1),
                                                            second: (0.9, 1.0, 1.1)}  # fmt: skip
-    assert _verdicts(_measured(swapped, spread))["doctor_ranks_remedies_as_measured"] == (
-        INCONCLUSIVE
+    outcome = _outcome(_measured(swapped, spread), "doctor_ranks_remedies_as_measured")
+    pairs = len(ranking) * (len(ranking) - 1) // 2
+    assert outcome.status == HELD
+    assert (outcome.figures["ordered"], outcome.figures["untold"]) == (pairs - 1, 1)
+    assert (
+        f"0 of the {pairs - 1} pairs" in outcome.text and f"1 of the {pairs} pairs" in outcome.text
     )
+    # every pair overlapping: the runs order none, and the claim is not called
+    loose = dict.fromkeys(rates, (0.01, 1.0, 100.0))
+    nothing = _outcome(_measured(swapped, loose), "doctor_ranks_remedies_as_measured")
+    assert nothing.status == INCONCLUSIVE and nothing.figures["ordered"] == 0
     # swapped and apart: the runs order them against the prediction
     apart = dict(rates, **{first: rates[second] * 0.5})
     tight_apart = _verdicts(_measured(apart, dict.fromkeys(rates, (0.999, 1.0, 1.001))))

@@ -13,8 +13,10 @@ on the interval of predicted / measured, a bootstrap of both sides (the check's 
 cost profile's rounds the prediction was priced from, each resampled on its own; a remedy whose
 job is short runs more rounds in both): a prediction is within the tolerance when the whole
 interval is, outside when none of it is. The ranking rests on the measured intervals: a pair of
-remedies is ordered by the runs only when their intervals lie apart, so a ranking over remedies
-whose intervals overlap is left uncalled (inconclusive), never counted as agreeing. A remedy
+remedies is ordered by the runs only when their intervals lie apart, and the claim is over the
+pairs the runs order (the ranking equal wherever the measured runs do not overlap); a pair whose
+intervals overlap is counted beside it as one the runs cannot order, never as agreeing, and a
+workload whose every pair overlaps (or a single round) leaves the claim uncalled. A remedy
 whose job took no longer over all the views than over a quarter of them has no measured
 throughput, and the timed claims are then not measured.
 """
@@ -22,6 +24,7 @@ throughput, and the timed claims are then not measured.
 from __future__ import annotations
 
 from skewlab.experiments.claims import Claim, estimate, summary_value
+from skewlab.experiments.intervals import Estimate
 
 __all__ = ["CLAIMS"]
 
@@ -89,15 +92,34 @@ def _held_out(result):
 
 
 def _ranking(result):
+    """The pairs of remedies the runs order (measured intervals apart) and how many of them lie
+    against the doctor's ranking; the pairs whose intervals overlap are counted apart, as pairs
+    the runs cannot order. ``against`` is an exact count over the ordered pairs, save where the
+    runs cannot order a workload's pairs at all (one round: no interval; a workload with every
+    pair overlapping: its pairs are then counted as possibly against)."""
     workloads = _timed(result)
     if not workloads:  # not measured
         return None
-    against = estimate(result, "ranking_disagreements")
-    if against is None:  # a result saved before the count was kept: not measured
+    stored = estimate(result, "ranking_disagreements")
+    if stored is None:  # a result saved before the count was kept: not measured
         return None
-    pairs = sum(len(w["ranking_predicted"]) * (len(w["ranking_predicted"]) - 1) // 2
-                for w in workloads)  # fmt: skip
-    return {"n": len(workloads), "pairs": pairs, "against": against}
+    says = [[p["runs_say"] for p in w["ranking_pairs"]] for w in workloads]
+    ordered = sum(s != "untold" for pairs in says for s in pairs)
+    untold = sum(pairs.count("untold") for pairs in says)
+    against = sum(pairs.count("against") for pairs in says)
+    uncalled = sum(len(pairs) for pairs in says if set(pairs) == {"untold"})
+    if not stored.has_interval:  # one round: the runs order no pair
+        counted = stored
+    else:
+        counted = Estimate(float(against), float(against), float(against + uncalled),
+                           stored.runs, stored.method)  # fmt: skip
+    return {
+        "n": len(workloads),
+        "pairs": ordered + untold,
+        "ordered": ordered,
+        "untold": untold,
+        "against": counted,
+    }
 
 
 CLAIMS = (
@@ -167,19 +189,24 @@ CLAIMS = (
     Claim(
         id="doctor_ranks_remedies_as_measured",
         source="remedy_check",
-        statement="The doctor ranks the remedies as the measurement does, on every workload.",
+        statement=(
+            "Wherever the measured runs order two remedies, the doctor ranks them in the same "
+            "order, on every workload."
+        ),
         measured=(
-            "{against:.0f} of {pairs} pairs of remedies ({n} workloads) measured in the "
-            "opposite order to the doctor's ranking, at the measured medians"
+            "{against:.0f} of the {ordered} pairs of remedies the runs order (their intervals "
+            "apart) measured in the opposite order to the doctor's ranking; {untold} of the "
+            "{pairs} pairs ({n} workloads) the runs cannot order (their intervals overlap)"
         ),
         figures=_ranking,
         check=lambda f: f["against"] == 0,
         why=(
-            "Two remedies whose predicted throughputs are within a few per cent are ordered by "
-            "the rounds' noise as much as by their costs: where the measured intervals of two "
-            "remedies overlap, the measurement cannot order them either, and a ranking over "
-            "them is neither confirmed nor contradicted (the interval of the count runs from "
-            "the pairs the runs order against the prediction to those they may)."
+            "Two remedies whose throughputs are within a few per cent are ordered by the "
+            "rounds' noise as much as by their costs: where their measured intervals overlap "
+            "the measurement cannot order them either, so a ranking over them is neither "
+            "confirmed nor contradicted, and the pair is counted beside the claim, not in it; "
+            "a workload whose every pair overlaps leaves the claim uncalled (the count's "
+            "interval then runs to its pairs)."
         ),
     ),
 )
