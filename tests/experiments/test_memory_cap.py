@@ -26,19 +26,25 @@ from skewlab.viz.sorted_input import (
 @pytest.fixture(scope="module")
 def capped(spark):
     # 2,000,000 keys: the heap's state outgrows 400 MiB of address space per worker, sorted
-    # input's single key does not; 150 MiB leaves no room for a worker's own libraries
-    return memory_cap.run_experiment("tiny", caps_mb=(150, 400), progress=False, spark=spark)
+    # input's single key does not
+    return memory_cap.run_experiment("tiny", caps_mb=(400,), progress=False, spark=spark)
+
+
+@pytest.fixture(scope="module")
+def floor(spark):
+    # 150 MiB leaves no room for a worker's own libraries, whatever the input: 20,000 keys do
+    return memory_cap.run_experiment(
+        "tiny", n=20_000, k=20_000, caps_mb=(150,), progress=False, spark=spark
+    )
 
 
 def test_sorted_input_finishes_under_a_cap_where_the_heap_runs_out_of_memory(capped):
     s = capped.summary
     by_cap = {e["cap_mb"]: e for e in s["by_cap"]}
-    assert list(by_cap) == [150, 400, None]
+    assert list(by_cap) == [400, None]
     assert by_cap[400]["heap"] == OUT_OF_MEMORY and by_cap[400]["heap_job_seconds"] is None
     assert by_cap[400]["sorted"] == memory_cap.FINISHED
     assert by_cap[400]["sorted_job_seconds"] > 0
-    # below the worker's own floor neither side starts: that is not the heap's state
-    assert by_cap[150]["heap"] == by_cap[150]["sorted"] == WORKER_DID_NOT_START
     # without a cap both finish, after the capped jobs, in the same session: capped workers
     # stay in their own pool
     assert by_cap[None]["heap"] == by_cap[None]["sorted"] == memory_cap.FINISHED
@@ -48,6 +54,26 @@ def test_sorted_input_finishes_under_a_cap_where_the_heap_runs_out_of_memory(cap
     assert len(finished) == 3 and all(r["digest_matches_oracle"] for r in finished)
     assert all(r["records"] + r["rejected"] == 2_000_000 for r in finished)
     assert s["all_digests_match"] and s["records_accounted"]
+
+
+def test_below_the_workers_own_floor_neither_side_starts_and_no_cap_separates_them(floor):
+    s = floor.summary
+    by_cap = {e["cap_mb"]: e for e in s["by_cap"]}
+    assert list(by_cap) == [150, None]
+    # below the worker's own floor neither side starts: that is not the heap's state
+    assert by_cap[150]["heap"] == by_cap[150]["sorted"] == WORKER_DID_NOT_START
+    assert by_cap[None]["heap"] == by_cap[None]["sorted"] == memory_cap.FINISHED
+    assert s["sorted_only_caps_mb"] == []
+    assert s["smallest_cap_finished_mb"] == {"heap": None, "sorted": None}
+    finished = [r for r in floor.rows if r["outcome"] == memory_cap.FINISHED]
+    assert len(finished) == 2 and all(r["digest_matches_oracle"] for r in finished)
+    assert all(r["records"] + r["rejected"] == 20_000 for r in finished)
+    assert s["all_digests_match"] and s["records_accounted"]
+    # a cap where neither side starts separates nothing: the claim is not held on it
+    rule = claim("sorted_input", "sorted_finishes_where_heap_runs_out")
+    assert rule.evaluate(floor).status == NOT_HELD
+    figure = memory_cap_figure(memory_cap_shown(floor))
+    assert {t.name for t in figure.data} == {memory_cap.FINISHED, WORKER_DID_NOT_START}
 
 
 def test_the_claim_holds_over_the_run_and_the_text_says_whose_runs(capped):
@@ -63,8 +89,7 @@ def test_the_claim_holds_over_the_run_and_the_text_says_whose_runs(capped):
     assert text.startswith("This run (tiny, this machine), 2,000,000 records, 2,000,000 keys:")
     assert "Under 400 MiB sorted input finished where the heap ran out of memory" in text
     figure = memory_cap_figure(shown)
-    names = {t.name for t in figure.data}
-    assert names == {memory_cap.FINISHED, OUT_OF_MEMORY, WORKER_DID_NOT_START}
+    assert {t.name for t in figure.data} == {memory_cap.FINISHED, OUT_OF_MEMORY}
     assert figure.layout.title.text.startswith("This run (tiny, this machine): WordCount")
     assert "out of memory" in format_memory_cap_summary(capped)
 
