@@ -14,10 +14,15 @@ notebook Run All in JupyterLab (marker ``e2e``) and every check on a ``local-clu
 (marker ``cluster``: three more JVMs, a minute and a half of the run). CI gives it, after the
 README's command: ``pytest --e2e -m "e2e or cluster"``.
 
-The tiny report is rendered in a process of its own at a low priority from the first test on,
-and the browser tests run last: the report uses the cores the other tests leave idle (their Spark
-jobs are small; a test waits on its driver, its Python workers, a subprocess), and is ready when
-the first test that reads it starts.
+The tests run in two processes (pytest-xdist, ``-n 2 --dist loadfile`` in pyproject.toml: each
+takes a whole file at a time, so a module's fixture runs its experiment once), each with its own
+SparkSession: one process left a quarter of the two cores idle (a test waits on its driver, its
+Python workers, a subprocess, a streaming trigger). ``-n 0`` runs them in this process alone.
+
+The tiny report is rendered once per run, in a process of its own at a low priority, from the
+first test on (with two test processes, the first to ask starts it and the other waits for its
+result); the files that read it run after every other and the browser tests last, so that it
+is ready when the first test that reads it starts.
 """
 
 from __future__ import annotations
@@ -204,27 +209,32 @@ def pytest_addoption(parser):
 
 def pytest_collection_modifyitems(config, items):
     """The long end-to-end checks (markers ``e2e`` and ``cluster``) are skipped, with a line
-    saying how to run them, unless ``--e2e`` is given; the browser tests run last (in their own
-    order): the tiny report renders meanwhile."""
+    saying how to run them, unless ``--e2e`` is given; the files that read the tiny report run
+    after every other, the browser tests last (each group in its own order): the report renders
+    meanwhile."""
     if not config.getoption("--e2e"):
         skip = pytest.mark.skip(reason="long end-to-end check: run it with --e2e (CI does)")
         for item in items:
             if "e2e" in item.keywords or "cluster" in item.keywords:
                 item.add_marker(skip)
     browser = Path(__file__).parent / "browser"
-    last = [item for item in items if browser in item.path.parents]
-    if last:
-        items[:] = [item for item in items if browser not in item.path.parents] + last
+    readers = {item.path for item in items if "tiny_report" in getattr(item, "fixturenames", ())}
+
+    def place(item) -> int:
+        return 2 if browser in item.path.parents else int(item.path in readers)
+
+    items.sort(key=place)  # stable: each group keeps its order
 
 
 # ``render_report("tiny")`` in a process of its own; its result comes back pickled
 _RENDER = r"""
-import pickle, sys
+import os, pickle, sys
 from skewlab.report import render_report
 
 result = render_report("tiny", out=sys.argv[1], progress=False)
-with open(sys.argv[2], "wb") as f:
+with open(sys.argv[2] + ".part", "wb") as f:
     pickle.dump(result, f)
+os.replace(sys.argv[2] + ".part", sys.argv[2])  # whole, for a test process that waits on it
 """
 
 
@@ -246,13 +256,40 @@ def _nice_new_sessions_of(parent: subprocess.Popen, nice: int = 10) -> None:
         time.sleep(1)
 
 
-class BackgroundReport:
+class SharedReport:
+    """The tiny report rendered into ``out`` by :class:`BackgroundReport`, here or in another
+    test process (a pytest-xdist worker): :meth:`result` waits for its pickled
+    ``ReportResult`` (or its ``.ended`` marker: it ended without one) and returns it."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.pickled, self.log, self.ended = (
+            out.parent / f"{out.name}.{ext}" for ext in ("pickle", "log", "ended")
+        )
+
+    def _wait(self, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while not (self.pickled.exists() or self.ended.exists()) and time.monotonic() < deadline:
+            time.sleep(1)
+        return "in another test process"
+
+    def result(self, timeout: float = 1800):
+        import pickle
+
+        how = self._wait(timeout)
+        if not self.pickled.exists():
+            log = self.log.read_text(encoding="utf-8", errors="replace")[-3000:]
+            pytest.fail(f"the tiny report did not render ({how}):\n{log}")
+        with self.pickled.open("rb") as f:
+            return pickle.load(f)
+
+
+class BackgroundReport(SharedReport):
     """``render_report("tiny", out)`` started now in a subprocess at nice 10 (its kernel and
     Spark JVM too): :meth:`result` waits for it and returns its ``ReportResult``."""
 
     def __init__(self, out: Path) -> None:
-        self.out = out
-        self.pickled, self.log = (out.parent / f"{out.name}.{ext}" for ext in ("pickle", "log"))
+        super().__init__(out)
         with self.log.open("w") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", _RENDER, str(out), str(self.pickled)],
@@ -263,35 +300,54 @@ class BackgroundReport:
             )
         threading.Thread(target=_nice_new_sessions_of, args=(self.process,), daemon=True).start()
 
-    def result(self, timeout: float = 1800):
-        import pickle
-
+    def _wait(self, timeout: float) -> str:
         try:
             self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.stop()
-        if self.process.returncode != 0 or not self.pickled.exists():
-            log = self.log.read_text(encoding="utf-8", errors="replace")[-3000:]
-            pytest.fail(f"the tiny report did not render ({self.process.returncode}):\n{log}")
-        with self.pickled.open("rb") as f:
-            return pickle.load(f)
+        self.ended.touch()  # for a test process that waits on it
+        return f"exit {self.process.returncode}"
 
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        self.ended.touch()
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _tiny_report_started(request, tmp_path_factory):
-    """Starts rendering the tiny report before the first test when a selected test reads it."""
+    """Starts rendering the tiny report before the first test when a selected test reads it;
+    once per run: with several test processes (pytest-xdist), the first to get here starts it
+    and the others wait for its result."""
     items = request.session.items
     if not any("tiny_report" in getattr(item, "fixturenames", ()) for item in items):
         yield None
         return
-    report = BackgroundReport(tmp_path_factory.mktemp("report"))
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        report = BackgroundReport(tmp_path_factory.mktemp("report"))
+        yield report
+        report.stop()  # a run stopped early (-x, Ctrl-C) does not leave it running
+        return
+    import fcntl
+
+    shared = tmp_path_factory.getbasetemp().parent / "tiny-report"
+    shared.mkdir(exist_ok=True)
+    with (shared / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        owner = not (shared / "report").exists()
+        if owner:
+            (shared / "report").mkdir()
+    if not owner:
+        yield SharedReport(shared / "report")
+        return
+    report = BackgroundReport(shared / "report")
     yield report
-    report.stop()  # a run stopped early (-x, Ctrl-C) does not leave it running
+    # the other test processes may still read it: wait for it, unless the run was stopped
+    if request.session.shouldstop or request.session.shouldfail:
+        report.stop()
+    else:
+        report._wait(timeout=1800)
 
 
 @pytest.fixture(scope="session")
