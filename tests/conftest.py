@@ -12,7 +12,7 @@ to ``""``) is kept.
 The long end-to-end checks are skipped with a line saying so unless ``--e2e`` is given: every
 notebook Run All in JupyterLab (marker ``e2e``) and every check on a ``local-cluster`` master
 (marker ``cluster``: three more JVMs, a minute and a half of the run). CI gives it, after the
-README's command: ``pytest --e2e -m "e2e or cluster"``.
+README's command, in one process: ``pytest -n 0 --e2e -m "e2e or cluster"``.
 
 The tests run in two processes (pytest-xdist, ``-n 2 --dist loadfile`` in pyproject.toml: each
 takes a whole file at a time, so a module's fixture runs its experiment once), each with its own
@@ -203,7 +203,7 @@ def pytest_addoption(parser):
         action="store_true",
         help="also run the long end-to-end checks (marker e2e: every notebook Run All in "
         "JupyterLab and its controls moved; marker cluster: the local-cluster checks); CI runs "
-        'them with: pytest --e2e -m "e2e or cluster"',
+        'them in one process with: pytest -n 0 --e2e -m "e2e or cluster"',
     )
 
 
@@ -268,18 +268,19 @@ class SharedReport:
         )
 
     def _wait(self, timeout: float) -> str:
+        """Wait for the report to end: ``""``, or why it failed."""
         deadline = time.monotonic() + timeout
         while not (self.pickled.exists() or self.ended.exists()) and time.monotonic() < deadline:
             time.sleep(1)
-        return "in another test process"
+        return "" if self.pickled.exists() else "in another test process"
 
     def result(self, timeout: float = 1800):
         import pickle
 
-        how = self._wait(timeout)
-        if not self.pickled.exists():
+        failed = self._wait(timeout)
+        if failed or not self.pickled.exists():
             log = self.log.read_text(encoding="utf-8", errors="replace")[-3000:]
-            pytest.fail(f"the tiny report did not render ({how}):\n{log}")
+            pytest.fail(f"the tiny report did not render ({failed or 'no result'}):\n{log}")
         with self.pickled.open("rb") as f:
             return pickle.load(f)
 
@@ -306,7 +307,7 @@ class BackgroundReport(SharedReport):
         except subprocess.TimeoutExpired:
             self.stop()
         self.ended.touch()  # for a test process that waits on it
-        return f"exit {self.process.returncode}"
+        return "" if self.process.returncode == 0 else f"exit {self.process.returncode}"
 
     def stop(self) -> None:
         if self.process.poll() is None:
