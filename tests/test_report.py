@@ -181,6 +181,35 @@ def test_one_kernel_runs_every_notebook_from_a_fresh_namespace(tmp_path):
     assert [line.split()[0] for line in table[1:]] == ["a", "b", "all"]
 
 
+def _kernel_spec(monkeypatch, tmp_path, name, shell):
+    """A kernel named ``name`` that runs ``shell`` before the ordinary Python kernel."""
+    import sys
+
+    spec = tmp_path / "jupyter" / "kernels" / name
+    spec.mkdir(parents=True)
+    launch = f'{shell}; exec "{sys.executable}" -m ipykernel_launcher -f "$0"'
+    argv = ["/bin/sh", "-c", launch, "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": name}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the kernel spec starts through /bin/sh")
+def test_a_kernel_slow_to_start_is_waited_for_and_one_that_exits_is_named_dead(
+    monkeypatch, tmp_path
+):
+    from skewlab.report import SharedKernel
+
+    # a busy machine: the kernel answers nothing for its first seconds (its heartbeat
+    # neither), which is a slow start, not a death
+    _kernel_spec(monkeypatch, tmp_path, "slow", "sleep 2")
+    with SharedKernel("slow") as kernel:
+        kernel.prepare()
+        assert kernel.take_start_seconds() >= 2
+    _kernel_spec(monkeypatch, tmp_path, "gone", "exit 3")
+    with SharedKernel("gone") as kernel, pytest.raises(RuntimeError, match="died"):
+        kernel.prepare()
+
+
 def test_a_notebook_that_kills_the_kernel_fails_and_the_next_gets_a_new_one(tmp_path):
     dies = _notebook(tmp_path / "a_dies.ipynb", "import os\nos._exit(3)")
     after = _notebook(tmp_path / "b_after.ipynb", "1 + 1")

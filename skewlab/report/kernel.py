@@ -203,11 +203,15 @@ class SharedKernel:
 
     def _client(self):
         """The kernel's client for :meth:`prepare`, connected once per kernel process (a
-        connection waits for the kernel's first answer: a fraction of a second per call)."""
+        connection waits for the kernel's first answer: a fraction of a second per call).
+
+        The client belongs to the kernel's manager, so it judges the kernel alive by its
+        process: a client of its own would judge by the heartbeat, which a kernel still
+        starting (a few seconds on a busy machine) does not answer yet, and would call it dead."""
         from jupyter_client.blocking import BlockingKernelClient
 
         if self._connection is None:
-            client = BlockingKernelClient()
+            client = BlockingKernelClient(parent=self.manager)
             client.load_connection_info(self.manager.get_connection_info())
             client.start_channels()
             try:
