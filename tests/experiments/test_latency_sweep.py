@@ -23,19 +23,30 @@ def test_with_a_paced_source_latency_grows_with_the_trigger_interval(views):
     # a 200 ms interval gathers ~200 records per subtask: the timer flushes, not max_count
     assert records_per_flush(RATE, 200, P) < MAX_COUNT
     sweep = latency_sweep(
-        views, source_rate=RATE, trigger_intervals=(20, 200), max_count=MAX_COUNT, parallelism=P
+        views,
+        source_rate=RATE,
+        trigger_intervals=(20, 200),
+        max_count=MAX_COUNT,
+        parallelism=P,
+        rounds=2,
     )
-    assert list(sweep["trigger_interval_ms"]) == [20, 200]
+    assert list(sweep["trigger_interval_ms"]) == [20, 200, 20, 200]
+    assert list(sweep["run"]) == [0, 0, 1, 1]
     assert sweep["digest_matches_reference"].all()
     assert (sweep["records"] == 2_000).all()
-    short, long = sweep.iloc[0], sweep.iloc[1]
-    assert long["latency_p50_ms"] > short["latency_p50_ms"]
-    # a record that arrives just after a flush waits out the whole interval: the 200 ms run's
-    # p99 is near 200 ms whatever the machine does (a stall only adds). The 20 ms run's tail is
-    # not compared with it: one stall of a busy machine (one ~220 ms on CI) can lift it above
-    assert long["latency_p99_ms"] >= 0.9 * long["trigger_interval_ms"]
+    by_interval = sweep.groupby("trigger_interval_ms")
+    # a stall of a busy machine only adds latency (a subtask that falls behind its paced
+    # source delays every record after it: one CI run's 20 ms p50 was 794 ms), so each
+    # interval is judged by its least-delayed round
+    fastest = by_interval["latency_p50_ms"].min()
+    assert fastest[200] > fastest[20]
+    # a record that arrives just after a flush waits out the whole interval: the 200 ms runs'
+    # p99 is near 200 ms whatever the machine does (a stall only adds)
+    long = sweep[sweep["trigger_interval_ms"] == 200]
+    assert (long["latency_p99_ms"] >= 0.9 * long["trigger_interval_ms"]).all()
     # the source lasts ~1 s: a 20 ms timer flushes many more times than a 200 ms one
-    assert short["buffer_flushes"] > long["buffer_flushes"]
+    flushes = by_interval["buffer_flushes"]
+    assert flushes.min()[20] > flushes.max()[200]
 
 
 def test_sweep_refuses_bad_parameters_before_running(views):
