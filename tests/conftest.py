@@ -6,8 +6,9 @@ Every Spark JVM the tests start (this process's, the cluster's, the subprocesses
 notebook kernels') compiles with the quick JIT only (``-XX:TieredStopAtLevel=1``, with the code
 cache a tiered JVM would have: the quick JIT's default 48 MB fills in a JVM that runs every
 notebook): the tests' Spark jobs last seconds, so their time is mostly JVM start-up and warm-up,
-and nothing the tests assert is a timing of the JVM. A ``SKEWLAB_JAVA_OPTIONS`` already set (even
-to ``""``) is kept.
+and nothing the tests assert is a timing of the JVM. The test processes' own JVMs also collect
+garbage with the serial collector. A ``SKEWLAB_JAVA_OPTIONS`` already set (even to ``""``) is
+kept, and then nothing is added to it.
 
 The long end-to-end checks are skipped with a line saying so unless ``--e2e`` is given: every
 notebook Run All in JupyterLab (marker ``e2e``) and every check on a ``local-cluster`` master
@@ -51,12 +52,31 @@ LOCAL_CLUSTER = "local-cluster[2,1,1024]"
 
 @pytest.fixture(scope="session")
 def spark():
-    """The session skewlab itself makes (``local[*]`` unless SKEWLAB_SPARK_MASTER says else)."""
+    """The session skewlab itself makes (``local[*]`` unless SKEWLAB_SPARK_MASTER says else),
+    its driver JVM collecting garbage with the serial collector (:func:`_serial_gc`)."""
     from skewlab.engine.session import get_spark
 
-    session = get_spark(app_name="skewlab-tests")
+    with _serial_gc():
+        session = get_spark(app_name="skewlab-tests")
     yield session
     session.stop()
+
+
+@contextlib.contextmanager
+def _serial_gc():
+    """``-XX:+UseSerialGC`` added to the quick JIT for a JVM started in the block, unless the
+    person running the tests set their own options. A test process's JVM holds a small heap on
+    two cores shared with the other test process: G1's concurrent threads only took CPU from
+    it (tests/strategies/test_strategies.py alone, two runs each way in turn: 144.8 and 144.4
+    busy core-seconds of the machine with G1, 124.6 and 131.9 with the serial collector)."""
+    if os.environ.get(JAVA_OPTIONS_ENV) != QUICK_JIT:
+        yield
+        return
+    os.environ[JAVA_OPTIONS_ENV] = f"{QUICK_JIT} -XX:+UseSerialGC"
+    try:
+        yield
+    finally:
+        os.environ[JAVA_OPTIONS_ENV] = QUICK_JIT
 
 
 # The process that holds one SparkSession and runs the scripts sent to it. Requests and replies
