@@ -52,31 +52,20 @@ LOCAL_CLUSTER = "local-cluster[2,1,1024]"
 
 @pytest.fixture(scope="session")
 def spark():
-    """The session skewlab itself makes (``local[*]`` unless SKEWLAB_SPARK_MASTER says else),
-    its driver JVM collecting garbage with the serial collector (:func:`_serial_gc`)."""
+    """The session skewlab itself makes (``local[*]`` unless SKEWLAB_SPARK_MASTER says else).
+
+    Its driver JVM collects garbage with the serial collector, added to the quick JIT unless
+    the person running the tests set their own options: a test process's JVM holds a small heap
+    on two cores shared with the other test process, where G1's concurrent threads only take
+    CPU from it."""
     from skewlab.engine.session import get_spark
 
-    with _serial_gc():
+    with pytest.MonkeyPatch.context() as env:
+        if os.environ.get(JAVA_OPTIONS_ENV) == QUICK_JIT:
+            env.setenv(JAVA_OPTIONS_ENV, f"{QUICK_JIT} -XX:+UseSerialGC")
         session = get_spark(app_name="skewlab-tests")
     yield session
     session.stop()
-
-
-@contextlib.contextmanager
-def _serial_gc():
-    """``-XX:+UseSerialGC`` added to the quick JIT for a JVM started in the block, unless the
-    person running the tests set their own options. A test process's JVM holds a small heap on
-    two cores shared with the other test process: G1's concurrent threads only took CPU from
-    it (tests/strategies/test_strategies.py alone, two runs each way in turn: 144.8 and 144.4
-    busy core-seconds of the machine with G1, 124.6 and 131.9 with the serial collector)."""
-    if os.environ.get(JAVA_OPTIONS_ENV) != QUICK_JIT:
-        yield
-        return
-    os.environ[JAVA_OPTIONS_ENV] = f"{QUICK_JIT} -XX:+UseSerialGC"
-    try:
-        yield
-    finally:
-        os.environ[JAVA_OPTIONS_ENV] = QUICK_JIT
 
 
 # The process that holds one SparkSession and runs the scripts sent to it. Requests and replies

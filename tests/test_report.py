@@ -7,6 +7,7 @@ import html
 import json
 import os
 import re
+import sys
 
 import nbformat
 import pytest
@@ -183,8 +184,6 @@ def test_one_kernel_runs_every_notebook_from_a_fresh_namespace(tmp_path):
 
 def _kernel_spec(monkeypatch, tmp_path, name, shell):
     """A kernel named ``name`` that runs ``shell`` before the ordinary Python kernel."""
-    import sys
-
     spec = tmp_path / "jupyter" / "kernels" / name
     spec.mkdir(parents=True)
     launch = f'{shell}; exec "{sys.executable}" -m ipykernel_launcher -f "$0"'
