@@ -271,7 +271,6 @@ class SharedReport:
     ``ReportResult`` (or its ``.ended`` marker: it ended without one) and returns it."""
 
     def __init__(self, out: Path) -> None:
-        self.out = out
         self.pickled, self.log, self.ended = (
             out.parent / f"{out.name}.{ext}" for ext in ("pickle", "log", "ended")
         )

@@ -271,17 +271,22 @@ def test_the_check_compares_what_it_says():
     assert high == pytest.approx(1.02 * rates["naive_heap"])
 
 
-def _outcome(measured, name: str):
+def _check_result(measured) -> dict:
+    """A remedy_check result of one toy workload whose runs measured ``measured``."""
     replay, predicted, _ = _predicted()
     check = _check("toy", replay, predicted, measured)
     rows = [{"digest_matches_reference": True}]
-    result = {"experiment": "remedy_check", "summary": summarize([check], rows, 3)}
-    return claim("skew_doctor", name).evaluate(result)
+    return {"experiment": "remedy_check", "summary": summarize([check], rows, 3)}
+
+
+def _outcome(measured, name: str):
+    return claim("skew_doctor", name).evaluate(_check_result(measured))
 
 
 def _verdicts(measured) -> dict[str, str]:
+    result = _check_result(measured)
     return {
-        name: _outcome(measured, name).status
+        name: claim("skew_doctor", name).evaluate(result).status
         for name in (
             "doctor_counts_what_runs_count",
             "doctor_throughput_within_tolerance",
