@@ -120,6 +120,25 @@ def test_a_failing_notebook_is_named_with_its_cell_and_the_rest_still_render(tmp
     assert "failed" in result.index.read_text()
 
 
+def test_the_report_imports_papermill_without_compiling_the_iri_grammars():
+    # jsonschema compiles rfc3987-syntax's grammars (two seconds) at its import when that
+    # package is installed: a fresh process importing the report has not loaded them, and may
+    # still import the package itself afterwards
+    import importlib.util
+    import subprocess
+
+    if importlib.util.find_spec("rfc3987_syntax") is None:
+        pytest.skip("rfc3987-syntax is not installed: there is nothing to keep from loading")
+    code = (
+        "import sys, skewlab.report\n"
+        "print('rfc3987_syntax' in sys.modules, 'jsonschema' in sys.modules)\n"
+        "import rfc3987_syntax\n"
+        "print(rfc3987_syntax.is_valid_syntax('iri', 'https://example.org/a'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["False", "True", "True"], done.stderr
+
+
 def test_report_refuses_bad_arguments(tmp_path, capsys):
     with pytest.raises(SkewlabInputError, match=r"unknown report size \(--size\) 'huge'"):
         render_report("huge", out=tmp_path)

@@ -16,7 +16,30 @@ Example::
 
 from __future__ import annotations
 
-from papermill.engines import NBClientEngine, NotebookExecutionManager, papermill_engines
+import sys
+
+
+def _import_without_iri_grammars():
+    """papermill, imported with ``rfc3987_syntax`` kept from loading: jsonschema (through
+    nbformat) compiles that optional package's 38 Lark grammars at import when it is installed
+    (jupyter-events' ``jsonschema[format-nongpl]`` brings it), about two seconds of every
+    report's start, for the ``iri`` format checks that no notebook schema asks for. Anything
+    imported later can still import ``rfc3987_syntax`` itself."""
+    blocked = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
+    if blocked:
+        sys.modules["rfc3987_syntax"] = None  # an ImportError, which jsonschema suppresses
+    try:
+        import papermill.engines
+    finally:
+        if blocked:
+            del sys.modules["rfc3987_syntax"]
+    return papermill.engines
+
+
+_engines = _import_without_iri_grammars()
+NBClientEngine = _engines.NBClientEngine
+NotebookExecutionManager = _engines.NotebookExecutionManager
+papermill_engines = _engines.papermill_engines
 
 __all__ = ["ENGINE", "SaveAtEndEngine"]
 
