@@ -121,9 +121,9 @@ def test_a_failing_notebook_is_named_with_its_cell_and_the_rest_still_render(tmp
 
 
 def test_the_report_imports_papermill_without_compiling_the_iri_grammars():
-    # jsonschema compiles rfc3987-syntax's grammars (two seconds) at its import when that
-    # package is installed: a fresh process importing the report has not loaded them, and may
-    # still import the package itself afterwards
+    # jsonschema compiles rfc3987-syntax's grammars at its import when that package is
+    # installed: a fresh process importing the report has not loaded them, and may still
+    # import the package itself afterwards
     import importlib.util
     import subprocess
 

@@ -21,10 +21,10 @@ import sys
 
 def _import_without_iri_grammars():
     """papermill, imported with ``rfc3987_syntax`` kept from loading: jsonschema (through
-    nbformat) compiles that optional package's 38 Lark grammars at import when it is installed
-    (jupyter-events' ``jsonschema[format-nongpl]`` brings it), about two seconds of every
-    report's start, for the ``iri`` format checks that no notebook schema asks for. Anything
-    imported later can still import ``rfc3987_syntax`` itself."""
+    nbformat) compiles that optional package's Lark grammars at its import when it is installed
+    (jupyter-events' ``jsonschema[format-nongpl]`` brings it), a large part of a report's start
+    (docs/report.md measures it), for the ``iri`` format checks that no notebook schema asks
+    for. Anything imported later can still import ``rfc3987_syntax`` itself."""
     blocked = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
     if blocked:
         sys.modules["rfc3987_syntax"] = None  # an ImportError, which jsonschema suppresses
