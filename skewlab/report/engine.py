@@ -18,28 +18,20 @@ from __future__ import annotations
 
 import sys
 
-
-def _import_without_iri_grammars():
-    """papermill, imported with ``rfc3987_syntax`` kept from loading: jsonschema (through
-    nbformat) compiles that optional package's Lark grammars at its import when it is installed
-    (jupyter-events' ``jsonschema[format-nongpl]`` brings it), a large part of a report's start
-    (docs/report.md measures it), for the ``iri`` format checks that no notebook schema asks
-    for. Anything imported later can still import ``rfc3987_syntax`` itself."""
-    blocked = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
-    if blocked:
-        sys.modules["rfc3987_syntax"] = None  # an ImportError, which jsonschema suppresses
-    try:
-        import papermill.engines
-    finally:
-        if blocked:
-            del sys.modules["rfc3987_syntax"]
-    return papermill.engines
-
-
-_engines = _import_without_iri_grammars()
-NBClientEngine = _engines.NBClientEngine
-NotebookExecutionManager = _engines.NotebookExecutionManager
-papermill_engines = _engines.papermill_engines
+# papermill is imported with ``rfc3987_syntax`` kept from loading: jsonschema (through nbformat)
+# compiles that optional package's Lark grammars at its import when it is installed
+# (jupyter-events' ``jsonschema[format-nongpl]`` brings it), a large part of a report's start
+# (docs/report.md measures it), for the ``iri`` format checks that no notebook schema asks for.
+# Anything imported later can still import ``rfc3987_syntax`` itself.
+_blocked = "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules
+if _blocked:
+    sys.modules["rfc3987_syntax"] = None  # an ImportError, which jsonschema suppresses
+try:
+    from papermill.engines import NBClientEngine, NotebookExecutionManager, papermill_engines
+finally:
+    if _blocked:
+        del sys.modules["rfc3987_syntax"]
+    del _blocked
 
 __all__ = ["ENGINE", "SaveAtEndEngine"]
 
