@@ -80,7 +80,10 @@ def flight_records() -> pd.DataFrame:
 
 
 def flight_views(spark, n: int):
-    """The first ``n`` flights with a tail number as a Spark DataFrame of views.
+    """The first ``n`` flights with a tail number as a Spark DataFrame of views, checkpointed
+    on the executors (``localCheckpoint``) so that a job reading them does what a job reading
+    generated views does: a frame made from pandas is a local relation, whose rows travel with
+    every task that reads it, cached or not.
 
     Example::
 
@@ -93,6 +96,8 @@ def flight_views(spark, n: int):
         raise SkewlabInputError(
             f"flights: {n:,} asked, the data set has {len(records):,} with a tail number"
         )
-    return spark.createDataFrame(records.head(n)).select(
-        "seq", "view_id", "user_id", "tweet_id", "event_time"
+    return (
+        spark.createDataFrame(records.head(n))
+        .select("seq", "view_id", "user_id", "tweet_id", "event_time")
+        .localCheckpoint()
     )

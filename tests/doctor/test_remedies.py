@@ -507,6 +507,10 @@ def test_the_flights_are_views_of_public_records_with_every_plane_counted(spark)
     counted = views.groupBy("tweet_id").count().toPandas().set_index("tweet_id")["count"]
     assert counted.sum() == 2_000
     assert counted.to_dict() == records.head(2_000)["tweet_id"].value_counts().to_dict()
+    # a job reads them as it reads generated views: no task carries the rows (a frame made
+    # from pandas is a local relation, whose rows travel with every task that reads it)
+    assert "LocalTableScan" not in views._jdf.queryExecution().executedPlan().toString()
+    assert "ParallelCollectionRDD" not in views.rdd.toDebugString().decode()
     with pytest.raises(SkewlabInputError, match="the data set has 334,264"):
         flight_views(spark, 400_000)
 
