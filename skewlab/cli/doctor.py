@@ -9,6 +9,7 @@ import json
 
 from skewlab.doctor.diagnosis import FORMATS
 from skewlab.doctor.options import DoctorOptions, add_arguments
+from skewlab.errors import SkewlabInputError
 
 EXAMPLES = """\
 examples:
@@ -23,6 +24,11 @@ examples:
   skewlab doctor data/views.parquet --key tweet_id --bounded --costs my-costs.json
   skewlab doctor data/views.parquet --key tweet_id --sketch-threshold 0.01
   skewlab doctor data/views.parquet --key tweet_id --redact --html doctor.html
+  skewlab doctor --state /tmp/query/checkpoint --key tweet_id --state-partitions 4 16
+
+the state's skew (--state): a Structured Streaming checkpoint read with Spark's state data
+sources: rows and bytes per state partition, the keys holding the most state, and the same
+state placed over other partition counts as Spark would place it.
 
 which remedy pays: the doctor prices naive (heap, RocksDB), buffered, cached, salted and sorted
 input at the largest P from a cost profile measured on this machine by
@@ -50,8 +56,28 @@ def register(subparsers) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("path", help="a file or folder of records (a URI such as s3a://... too)")
-    parser.add_argument("--key", required=True, help="the key column")
+    parser.add_argument(
+        "path", nargs="?", help="a file or folder of records (a URI such as s3a://... too)"
+    )
+    parser.add_argument(
+        "--key",
+        help="the key column (with --state: a field of the state key to group the state by; "
+        "default the whole state key)",
+    )
+    parser.add_argument(
+        "--state",
+        metavar="CHECKPOINT_DIR",
+        help="read a Structured Streaming checkpoint's state instead of records: its skew over "
+        "the state partitions",
+    )
+    parser.add_argument(
+        "--state-partitions",
+        nargs="+",
+        type=int,
+        metavar="N",
+        help="with --state: the partition counts to place the same state over (default half "
+        "and twice the checkpoint's)",
+    )
     parser.add_argument(
         "--format",
         choices=tuple(FORMATS),
@@ -86,6 +112,12 @@ def run(args: argparse.Namespace) -> int:
     from skewlab.engine.session import get_spark
 
     options = DoctorOptions.from_namespace(args)  # checked before any work
+    if args.state is not None or args.path is None:
+        return run_state(args, options.top)
+    if args.key is None:
+        raise SkewlabInputError("--key is required with records: the column whose keys to count")
+    if args.state_partitions is not None:
+        raise SkewlabInputError("--state-partitions is for --state CHECKPOINT_DIR")
     if args.html:
         check_html_out(args.html)  # before any work: never over a file skewlab did not write
     spark = get_spark()
@@ -100,4 +132,29 @@ def run(args: argparse.Namespace) -> int:
         print(doctor_text(report))
     if args.html:
         print(f"report: {write_html(report, args.html)}")
+    return 0
+
+
+def run_state(args: argparse.Namespace, top: int) -> int:
+    """``skewlab doctor --state CHECKPOINT_DIR``: the state's skew (see
+    :mod:`skewlab.doctor.checkpoint_state`)."""
+    from skewlab.doctor.checkpoint_state import check_checkpoint, read_state
+
+    if args.state is None:
+        raise SkewlabInputError(
+            "give a file or folder of records (with --key), or --state CHECKPOINT_DIR"
+        )
+    if args.path is not None:
+        raise SkewlabInputError(f"give records ({args.path!r}) or --state {args.state!r}, not both")
+    for flag in ("html", "format", "null_value"):
+        if getattr(args, flag):
+            raise SkewlabInputError(f"--{flag.replace('_', '-')} is for records, not for --state")
+    check_checkpoint(args.state)  # before Spark starts
+    report = read_state(args.state, key=args.key, top=top, partitions=args.state_partitions)
+    if args.redact:
+        report = report.redacted()
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(report.to_text())
     return 0

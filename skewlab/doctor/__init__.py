@@ -27,6 +27,9 @@ nothing below it imports it.
                     max parallelism for a planned range of P
 ``verdict``         the verdict the text opens on, within 100 columns
 ``redaction``       :func:`redact`: every key as a stable hash, in every output
+``checkpoint_state``  :func:`read_state`: the state's skew in a Structured Streaming
+                    checkpoint, read with Spark's state data sources (``skewlab doctor
+                    --state``)
 ``viz``             the doctor's text, figures, HTML page and notebook 09's controls
 ==================  ===============================================================
 
@@ -36,6 +39,7 @@ Example::
     >>> doctor.DEFAULT_PARALLELISM
     (2, 4, 8)
     >>> report = doctor.diagnose(views, key="tweet_id")                 # doctest: +SKIP
+    >>> state = doctor.read_state("/tmp/query/checkpoint")              # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ import importlib
 from types import ModuleType
 
 from skewlab.doctor.catalog import CATALOG, Remedy
+from skewlab.doctor.checkpoint_state import StateReport, read_state
 from skewlab.doctor.diagnosis import (
     DEFAULT_PARALLELISM,
     FORMATS,
@@ -63,9 +68,11 @@ __all__ = [
     "Diagnosis",
     "DoctorOptions",
     "Remedy",
+    "StateReport",
     "diagnose",
     "predict_remedies",
     "read_records",
+    "read_state",
     "redact",
     "remedy_check",
     "remedy_costs",
