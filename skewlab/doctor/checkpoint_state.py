@@ -181,8 +181,11 @@ class StateReport:
             lines.append(f"{s.name}")
             lines.append(
                 f"  {s.rows:,} rows, {_size(s.bytes)} over {s.num_partitions} state partitions "
-                f"at batch {s.batch}: the busiest {s.busiest_share:.0%} of the bytes, "
-                f"skew score {s.skew_score:.0f} %"
+                f"at batch {s.batch}"
+            )
+            lines.append(
+                f"  the busiest partition holds {s.busiest_share:.0%} of the bytes; skew score "
+                f"{s.skew_score:.0f} %"
             )
             lines.append(f"  {'partition':>9}  {'rows':>12}  {'bytes':>12}  share")
             for p in s.partitions:
