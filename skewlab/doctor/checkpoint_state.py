@@ -38,7 +38,10 @@ Example::
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
+import tempfile
 import textwrap
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -56,6 +59,7 @@ __all__ = [
     "StateReport",
     "StateStore",
     "check_checkpoint",
+    "count_stream",
     "read_state",
     "unsafe_row_bytes",
 ]
@@ -508,3 +512,49 @@ def read_state(
             f"no state key has a field {key!r}: the state keys' fields are {', '.join(fields)}"
         )
     return StateReport(str(checkpoint), key, tuple(stores))
+
+
+def count_stream(
+    spark, records, key: str, directory: str | Path | None = None, *, partitions: int
+) -> Path:
+    """A checkpoint to read when you have none at hand: ``records`` (a DataFrame) written as a
+    Parquet source under ``directory`` (default: a temporary folder, removed when Python
+    exits) and counted per ``key`` by Spark's own streaming aggregation (``groupBy(key)
+    .count()`` over ``partitions`` state partitions, one micro-batch, every record); returns
+    the query's checkpoint, ``directory/checkpoint``.
+
+    Example::
+
+        >>> checkpoint = count_stream(spark, records, "tweet_id", partitions=8)  # doctest: +SKIP
+        >>> read_state(checkpoint).stores[0].rows                               # doctest: +SKIP
+        2000
+    """
+    partitions = check_whole("state partitions", partitions, 1)
+    if key not in records.columns:
+        raise SkewlabInputError(f"no column {key!r}: the records have {', '.join(records.columns)}")
+    if directory is None:
+        directory = tempfile.mkdtemp(prefix="skewlab-state-")
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    root = Path(directory)
+    if root.exists() and any(root.iterdir()):
+        raise SkewlabInputError(f"{str(directory)!r} is not empty: give a new or empty folder")
+    source = root / "source"
+    records.write.parquet(str(source))
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    try:
+        query = (
+            spark.readStream.schema(records.schema)
+            .parquet(str(source))
+            .groupBy(key)
+            .count()
+            .writeStream.format("noop")
+            .outputMode("update")
+            .option("checkpointLocation", str(root / "checkpoint"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+    return root / "checkpoint"

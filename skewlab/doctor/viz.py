@@ -26,6 +26,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from skewlab.doctor.catalog import DENSITY_PRICED
+from skewlab.doctor.checkpoint_state import StateReport
 from skewlab.doctor.diagnosis import diagnose, read_records
 from skewlab.doctor.remedies import BASELINE
 from skewlab.doctor.remedy_check import EXPERIMENT as REMEDY_CHECK
@@ -398,6 +399,78 @@ def engine_loads_figure(report: Diagnosis, parallelism: int | None = None) -> go
         yaxis={"title": "records"},
     )
     return fig
+
+
+def _state_and_traffic(state: StateReport, report: Diagnosis):
+    """The first store read, and the records per partition routed as Spark routes them at its
+    partition count (``None`` where the diagnosis has no Spark loads at that count)."""
+    store = next((s for s in state.stores if s.unread is None), None)
+    if store is None:
+        raise SkewlabInputError(f"no state store of {state.checkpoint} could be read")
+    spark_loads = report.engines.get("spark")
+    if spark_loads is None or spark_loads.partitions != store.num_partitions:
+        return store, None
+    return store, spark_loads
+
+
+def state_figure(state: StateReport, report: Diagnosis) -> go.Figure:
+    """Per state partition, its share of the state's bytes beside its share of the records
+    (the diagnosis' Spark loads, where their partition count is the state's).
+
+    Example::
+
+        >>> fig = state_figure(read_state(checkpoint), report)              # doctest: +SKIP
+        >>> [t.name for t in fig.data]                                      # doctest: +SKIP
+        ['records (skew score 75 %)', 'state bytes (skew score 3 %)']
+    """
+    store, traffic = _state_and_traffic(state, report)
+    fig = go.Figure()
+    partitions = list(range(store.num_partitions))
+    if traffic is not None:
+        total = sum(traffic.loads) or 1
+        fig.add_trace(go.Bar(
+            x=partitions, y=[n / total for n in traffic.loads],
+            name=f"records (skew score {traffic.skew_score:.0f} %)",
+        ))  # fmt: skip
+    fig.add_trace(go.Bar(
+        x=partitions, y=[p.bytes / (store.bytes or 1) for p in store.partitions],
+        name=f"state bytes (skew score {store.skew_score:.0f} %)",
+    ))  # fmt: skip
+    fig.update_layout(
+        title=f"The state's skew beside the traffic's: {store.name}, this run's checkpoint",
+        template=TEMPLATE,
+        barmode="group",
+        xaxis={"title": "state partition"},
+        yaxis={"title": "share", "tickformat": ".0%"},
+    )
+    return fig
+
+
+def describe_state(state: StateReport, report: Diagnosis) -> str:
+    """One paragraph on the state's skew beside the traffic's, computed from this run's
+    checkpoint and diagnosis.
+
+    Example::
+
+        >>> print(describe_state(read_state(checkpoint), report))           # doctest: +SKIP
+    """
+    store, traffic = _state_and_traffic(state, report)
+    text = (
+        f"This run's checkpoint: {store.rows:,} state rows ({_bytes(store.bytes)}) over "
+        f"{store.num_partitions} state partitions; the busiest holds "
+        f"{percent(store.busiest_share)} of the state's bytes (skew score "
+        f"{store.skew_score:.0f} %)."
+    )
+    if traffic is not None:
+        text += (
+            f" The same records routed the same way put {percent(traffic.busiest_share)} of "
+            f"the records on the busiest partition (skew score {traffic.skew_score:.0f} %)"
+        )
+        text += (
+            ": the state is more even than the traffic." if store.skew_score < traffic.skew_score
+            else ": the state is no more even than the traffic."
+        )  # fmt: skip
+    return "\n".join(wrap(text))
 
 
 def parallelism_figure(report: Diagnosis) -> go.Figure:

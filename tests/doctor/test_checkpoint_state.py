@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 
 from skewlab.cli import main
-from skewlab.doctor.checkpoint_state import read_state
+from skewlab.doctor.checkpoint_state import count_stream, read_state
 from skewlab.engine.config import JobConfig
 from skewlab.engine.skew import skew_score
+from skewlab.errors import SkewlabInputError
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.strategies.streaming import Streaming
 
@@ -235,3 +236,32 @@ def test_a_key_that_is_no_field_of_the_state_key_is_named_with_the_fields(aggreg
     assert err.endswith(
         "no state key has a field 'tweet_id': the state keys' fields are page, user"
     )
+
+
+def test_a_counted_stream_holds_a_row_per_key_and_the_figure_sets_state_beside_traffic(
+    spark, views, tmp_path
+):
+    from skewlab.doctor.diagnosis import diagnose
+    from skewlab.doctor.viz import describe_state, state_figure
+
+    records = spark.createDataFrame(views)
+    report = diagnose(records, "tweet_id", parallelism=(2,), remedies=False)
+    partitions = report.engines["spark"].partitions
+    checkpoint = count_stream(spark, records, "tweet_id", tmp_path / "q", partitions=partitions)
+    [store] = read_state(checkpoint, key="tweet_id").stores
+    counts = views["tweet_id"].value_counts()
+    assert store.rows == len(counts) and store.num_partitions == partitions
+    # one row per key: a key's bytes are its id's, whatever its traffic
+    assert {k.rows for k in store.top_keys} == {1}
+    # the same keys, the same placement: state rows per partition are the keys the doctor's
+    # Spark routing puts there, and the records per partition are its loads
+    fig = state_figure(read_state(checkpoint), report)
+    traffic, state = fig.data
+    assert list(traffic.y) == pytest.approx(
+        [n / sum(report.engines["spark"].loads) for n in report.engines["spark"].loads]
+    )
+    assert list(state.y) == pytest.approx([p.bytes / store.bytes for p in store.partitions])
+    text = describe_state(read_state(checkpoint), report)
+    assert f"{store.rows:,} state rows" in text and f"skew score {store.skew_score:.0f} %" in text
+    with pytest.raises(SkewlabInputError, match="is not empty"):
+        count_stream(spark, records, "tweet_id", tmp_path / "q", partitions=2)
