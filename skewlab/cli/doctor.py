@@ -25,10 +25,17 @@ examples:
   skewlab doctor data/views.parquet --key tweet_id --sketch-threshold 0.01
   skewlab doctor data/views.parquet --key tweet_id --redact --html doctor.html
   skewlab doctor --state /tmp/query/checkpoint --key tweet_id --state-partitions 4 16
+  skewlab doctor --follow incoming/ --key page --window 5 --threshold 0.05
+  skewlab doctor --follow incoming/ --key page --json --checkpoint-dir /tmp/follow
 
 the state's skew (--state): a Structured Streaming checkpoint read with Spark's state data
 sources: rows and bytes per state partition, the keys holding the most state, and the same
 state placed over other partition counts as Spark would place it.
+
+a live stream (--follow DIR): files arriving in DIR read as a stream, one micro-batch a window;
+per window and over the run the keys that may hold the threshold's share, with DataSketches'
+bounds, where each lands in Flink, Spark and Kafka (--parallelism, --partitions), and how many
+consecutive windows it has been hot; Ctrl-C stops and prints the summary.
 
 which remedy pays: the doctor prices naive (heap, RocksDB), buffered, cached, salted and sorted
 input at the largest P from a cost profile measured on this machine by
@@ -69,6 +76,33 @@ def register(subparsers) -> None:
         metavar="CHECKPOINT_DIR",
         help="read a Structured Streaming checkpoint's state instead of records: its skew over "
         "the state partitions",
+    )
+    parser.add_argument(
+        "--follow",
+        metavar="DIR",
+        help="follow the files arriving in DIR (a stream) and name its hot keys per window, "
+        "with how long each has been hot, until Ctrl-C",
+    )
+    parser.add_argument(
+        "--window",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="with --follow: the window, one micro-batch every S seconds (default 10)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=0.05,
+        metavar="F",
+        help="with --follow: a key is hot when it may hold this share of a window's records, "
+        "0 < F < 1 (default 0.05)",
+    )
+    parser.add_argument(
+        "--checkpoint-dir",
+        metavar="DIR",
+        help="with --follow: keep the stream's checkpoint and the doctor's counts here; the "
+        "same folder resumes without counting a file twice",
     )
     parser.add_argument(
         "--state-partitions",
@@ -112,6 +146,8 @@ def run(args: argparse.Namespace) -> int:
     from skewlab.engine.session import get_spark
 
     options = DoctorOptions.from_namespace(args)  # checked before any work
+    if args.follow is not None:
+        return run_follow(args, options)
     if args.state is not None or args.path is None:
         return run_state(args, options.top)
     if args.key is None:
@@ -142,7 +178,8 @@ def run_state(args: argparse.Namespace, top: int) -> int:
 
     if args.state is None:
         raise SkewlabInputError(
-            "give a file or folder of records (with --key), or --state CHECKPOINT_DIR"
+            "give a file or folder of records (with --key), --follow DIR (with --key), or "
+            "--state CHECKPOINT_DIR"
         )
     if args.path is not None:
         raise SkewlabInputError(f"give records ({args.path!r}) or --state {args.state!r}, not both")
@@ -158,3 +195,71 @@ def run_state(args: argparse.Namespace, top: int) -> int:
     else:
         print(report.to_text())
     return 0
+
+
+def run_follow(args: argparse.Namespace, options: DoctorOptions) -> int:
+    """``skewlab doctor --follow DIR --key COL``: the hot keys of a stream, live (see
+    :mod:`skewlab.doctor.live_hot_keys`)."""
+    import sys
+
+    from skewlab.doctor.live_hot_keys import check_follow_inputs, follow
+
+    if args.path is not None or args.state is not None:
+        raise SkewlabInputError("give one of records, --follow DIR or --state CHECKPOINT_DIR")
+    if args.key is None:
+        raise SkewlabInputError("--key is required with --follow: the column whose keys to count")
+    for flag in ("html", "null_value", "state_partitions"):
+        if getattr(args, flag):
+            raise SkewlabInputError(f"--{flag.replace('_', '-')} is not for --follow")
+    check_follow_inputs(args.follow, args.threshold, args.window, args.format)  # before Spark
+    largest = options.largest_parallelism
+    live = _LiveTable() if sys.stdout.isatty() and not args.json else None
+
+    def on_window(window) -> None:
+        if args.json:
+            print(json.dumps(window.to_json()), flush=True)
+        elif live is not None:
+            live.show(window)
+        else:
+            print(window.to_text(), flush=True)
+
+    try:
+        state = follow(
+            args.follow, args.key, window_seconds=args.window, threshold=args.threshold,
+            fmt=args.format, parallelism=largest, max_parallelism=options.max_parallelism,
+            partitions=options.partitions, checkpoint_dir=args.checkpoint_dir,
+            on_window=on_window,
+        )  # fmt: skip
+    finally:
+        if live is not None:
+            live.stop()
+    print(state.summary(), file=sys.stderr if args.json else sys.stdout, flush=True)
+    return 0
+
+
+class _LiveTable:
+    """A refreshing terminal table (rich's live display) of each window's hot keys."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.live import Live
+
+        self.live = Live(console=Console(width=100), auto_refresh=False)
+        self.live.start()
+
+    def show(self, window) -> None:
+        from rich.table import Table
+
+        table = Table(title=window.to_text().splitlines()[0], title_justify="left")
+        for column in ("key", "share", "count", "hot for", "since", "flink", "spark", "kafka"):
+            table.add_column(column, justify="left" if column == "key" else "right")
+        for h in window.hot:
+            table.add_row(
+                str(h.key)[:24], f"{h.share:.1%}", f"{h.lower:,}..{h.upper:,}",
+                f"{h.windows_hot} window{'s' * (h.windows_hot != 1)}", f"window {h.hot_since}",
+                *(str(h.places[e]) for e in ("flink", "spark", "kafka")),
+            )  # fmt: skip
+        self.live.update(table, refresh=True)
+
+    def stop(self) -> None:
+        self.live.stop()

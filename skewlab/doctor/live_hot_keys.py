@@ -1,0 +1,489 @@
+"""The hot keys of a running stream, named live with their age: records read as files keep
+arriving in a folder, and per window and over the run so far the keys that may hold at least a
+``threshold`` share of the records.
+
+A Spark Structured Streaming query reads the folder (the file source: Parquet, CSV with a
+header, JSON lines -- the formats the doctor reads) with a processing-time trigger of one
+*window*: each micro-batch is the window's new records. In each, every Spark partition feeds its
+keys into an Apache DataSketches frequent-items sketch (:mod:`skewlab.engine.heavy_hitters`,
+the doctor's sketch at the source); the sketches are merged on the driver into the window's and
+into the run's, each with its error bound (every reported count's lower and upper bounds hold
+for the true count; no key above the threshold is missed). Per hot key: its estimate and
+bounds, its share, where its records land -- the Flink subtask (key groups), the Spark partition
+(``pmod(hash(key), n)``, computed by Spark) and the Kafka partition (murmur2) -- and **how long
+it has been hot**: the window it first crossed the threshold in its current run of windows and
+how many consecutive windows since (Google Cloud Dataflow's ``hotKeyAge``, per key here).
+
+Memory stays bounded whatever the stream's length: two sketches of at most
+``0.75 * 2**lg_max_map_size`` counters, the ages of the keys hot now, and the last
+:data:`HISTORY` windows. With ``checkpoint_dir`` the query's checkpoint and the doctor's own
+state (the run's sketch, the ages, each window) are kept there, written after each window and
+keyed by its micro-batch id: a restarted follow resumes where it stopped and a micro-batch
+Spark replays after a failure is not counted twice.
+
+Example::
+
+    >>> summary = follow("incoming/", "user_id", window_seconds=5, threshold=0.05,
+    ...                  on_window=lambda w: print(w.to_text()))        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skewlab.errors import SkewlabInputError
+from skewlab.validation import check_number, check_whole
+
+__all__ = [
+    "HISTORY",
+    "FollowState",
+    "FollowWindow",
+    "HotKeyNow",
+    "check_follow_inputs",
+    "follow",
+]
+
+#: How many past windows a follow keeps (its memory bound).
+HISTORY = 100
+#: The doctor's own state in ``checkpoint_dir`` (beside Spark's checkpoint, ``query/``).
+STATE_FILE = "doctor-state.json"
+
+
+@dataclass(frozen=True)
+class HotKeyNow:
+    """One hot key: estimate and bounds (they hold for the true count), its share of the
+    records with a key, where it lands per engine, and its age: the window its current run of
+    hot windows began in (``hot_since``, and when) and how many consecutive windows it has been
+    hot up to this one (0, ``hot_since`` None: hot over the run but not in this window)."""
+
+    key: str
+    estimate: int
+    lower: int
+    upper: int
+    share: float
+    places: dict[str, int]
+    hot_since: int | None
+    hot_since_time: str | None
+    windows_hot: int
+
+
+@dataclass(frozen=True)
+class FollowWindow:
+    """One window (one micro-batch): its records, the hot keys in it and over the run so far,
+    each sketch's error bound (in records) and the files it read."""
+
+    window: int
+    batch_id: int
+    ended_at: str
+    records: int
+    null_keys: int
+    run_records: int
+    run_null_keys: int
+    error_bound: float
+    run_error_bound: float
+    hot: tuple[HotKeyNow, ...]
+    run_hot: tuple[HotKeyNow, ...]
+    files: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The window as one JSON object (``--json`` prints one per line)."""
+        return json.loads(json.dumps(asdict(self)))
+
+    def to_text(self, width: int = 100) -> str:
+        """The window as a short table within ``width`` columns."""
+        lines = [
+            f"window {self.window} ({self.ended_at}): {self.records:,} records, "
+            f"{self.run_records:,} so far; sketch error at most {self.error_bound:,.0f} / "
+            f"{self.run_error_bound:,.0f} records"
+        ]
+        if not self.hot:
+            lines.append("  no key above the threshold in this window")
+        for h in self.hot:
+            places = " ".join(f"{e} {p}" for e, p in h.places.items())
+            lines.append(
+                f"  {str(h.key)[:24]:<24} {h.share:6.1%}  {h.lower:,}..{h.upper:,}  "
+                f"hot {_windows(h.windows_hot)} (since window {h.hot_since})  {places}"
+            )
+        return "\n".join(line[:width] for line in lines)
+
+
+@dataclass
+class FollowState:
+    """What a follow keeps between windows (and in ``checkpoint_dir``): the last micro-batch
+    counted, the window count, the run's sketch, null keys, ages and recent windows."""
+
+    lg_max_map_size: int
+    batch_id: int = -1
+    windows: int = 0
+    run_sketch: bytes | None = None
+    run_null_keys: int = 0
+    ages: dict[str, list] = field(default_factory=dict)  # key -> [since window, since time, n]
+    history: list[dict[str, Any]] = field(default_factory=list)
+    stopped_by: str | None = None
+
+    def summary(self) -> str:
+        """The run so far in a few lines: windows, records, the keys hot over the run."""
+        last = self.history[-1] if self.history else None
+        if last is None:
+            return f"no window counted yet (stopped by {self.stopped_by})"
+        lines = [
+            f"summary: {_windows(self.windows)}, {last['run_records']:,} records "
+            f"({last['run_null_keys']:,} with a null key), stopped by {self.stopped_by}"
+        ]
+        for h in last["run_hot"]:
+            lines.append(
+                f"  {str(h['key'])[:40]:<40} {h['share']:6.1%} of the run's records "
+                f"({h['lower']:,}..{h['upper']:,})"
+            )
+        if not last["run_hot"]:
+            lines.append("  no key above the threshold over the run")
+        return "\n".join(lines)
+
+    def save(self, path: Path) -> None:
+        """Written whole to a new file, then renamed over the old: a crash leaves one or the
+        other, never half."""
+        data = asdict(self)
+        data["run_sketch"] = base64.b64encode(self.run_sketch).decode() if self.run_sketch else None
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> FollowState:
+        data = json.loads(path.read_text())
+        if data["run_sketch"]:
+            data["run_sketch"] = base64.b64decode(data["run_sketch"])
+        return cls(**data)
+
+
+def check_follow_inputs(
+    directory: str | Path, threshold: float, window_seconds: float, fmt: str | None
+) -> tuple[Path, str]:
+    """The folder and its format, checked before Spark starts: an existing folder with at least
+    one readable file, a threshold in (0, 1), a window above 0.
+
+    Example::
+
+        >>> check_follow_inputs("/nonexistent", 0.1, 1.0, None)
+        Traceback (most recent call last):
+        ...
+        skewlab.errors.SkewlabInputError: no such folder to follow: '/nonexistent'
+    """
+    from skewlab.doctor.diagnosis import FORMATS
+
+    root = Path(directory)
+    if not root.is_dir():
+        raise SkewlabInputError(
+            f"no such folder to follow: {str(directory)!r}"
+            if not root.exists()
+            else f"{str(directory)!r} is a file: --follow takes the folder new files arrive in"
+        )
+    check_number("threshold (--threshold)", threshold, above=0)
+    if not threshold < 1:
+        raise SkewlabInputError(f"threshold (--threshold) must be below 1, got {threshold!r}")
+    check_number("window (--window)", window_seconds, above=0)
+    files = [p for p in root.iterdir() if p.is_file() and not p.name.startswith(("_", "."))]
+    if fmt is None:
+        for name, endings in FORMATS.items():
+            if files and all(p.name.lower().endswith(endings) for p in files):
+                fmt = name
+                break
+    if not files or fmt is None:
+        raise SkewlabInputError(
+            f"no readable files in {str(directory)!r}: --follow needs at least one "
+            f"({', '.join(FORMATS)}: its columns are the stream's) before it starts"
+            if not files
+            else f"cannot tell the format of {str(directory)!r}'s files: give --format"
+        )
+    if fmt not in FORMATS:
+        raise SkewlabInputError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}")
+    return root, fmt
+
+
+def _windows(n: int) -> str:
+    return f"{n} window{'s' * (n != 1)}"
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class _Follower:
+    """The driver's side of a follow: merges each micro-batch's sketches (see the module doc)."""
+
+    def __init__(self, spark, key: str, key_type: str, *, threshold: float, lg: int,
+                 parallelism: int, max_parallelism: int, partitions: int,
+                 state: FollowState, state_path: Path | None,
+                 on_window: Callable[[FollowWindow], None] | None) -> None:  # fmt: skip
+        self.spark, self.key, self.key_type = spark, key, key_type
+        self.threshold, self.lg = threshold, lg
+        self.parallelism, self.max_parallelism, self.partitions = (
+            parallelism, max_parallelism, partitions,
+        )  # fmt: skip
+        self.state, self.state_path, self.on_window = state, state_path, on_window
+        self.places: dict[str, dict[str, int]] = {}
+        self.error: BaseException | None = None
+        self.busy = False
+        self.idle_since = time.monotonic()
+
+    def _placed(self, keys: list[str]) -> dict[str, dict[str, int]]:
+        """Where each key lands per engine (cached: only hot keys are asked)."""
+        from skewlab.engine.partitioners import (
+            flink_key_groups,
+            kafka_partitions,
+            spark_partition_expression,
+        )
+        from skewlab.state.key_groups import compute_operator_index_for_key_group
+
+        new = [k for k in keys if k not in self.places]
+        if new:
+            typed = [int(k) for k in new] if self.key_type != "string" else new
+            groups = flink_key_groups(typed, self.key_type, self.max_parallelism)
+            kafka = kafka_partitions(typed, self.key_type, self.partitions)
+            frame = self.spark.createDataFrame([(v,) for v in typed], f"k {self.key_type}")
+            spark_parts = [
+                int(r[0])
+                for r in frame.selectExpr(spark_partition_expression("k", self.partitions))
+                .collect()
+            ]  # fmt: skip
+            for k, g, s, p in zip(new, groups, spark_parts, kafka, strict=True):
+                self.places[k] = {
+                    "flink": compute_operator_index_for_key_group(
+                        self.max_parallelism, self.parallelism, int(g)
+                    ),
+                    "spark": s,
+                    "kafka": int(p),
+                }
+        return {k: self.places[k] for k in keys}
+
+    def _hot(self, sketch, ages: dict[str, list]) -> tuple[list[HotKeyNow], float]:
+        """The keys of ``sketch`` that may reach the threshold share of its records, hottest
+        first, with their ages, and the sketch's error bound in records."""
+        from datasketches import frequent_items_error_type, frequent_strings_sketch
+
+        total = int(sketch.total_weight)
+        items = sketch.get_frequent_items(
+            frequent_items_error_type.NO_FALSE_NEGATIVES, int(self.threshold * total)
+        ) if total else []  # fmt: skip
+        places = self._placed([i[0] for i in items])
+        out = []
+        for k, estimate, lower, upper in sorted(items, key=lambda i: (-i[1], i[0])):
+            since, when, runs = ages.get(k, (None, None, 0))
+            out.append(HotKeyNow(
+                key=k, estimate=int(estimate), lower=int(lower), upper=int(upper),
+                share=estimate / total, places=places[k], hot_since=since,
+                hot_since_time=when, windows_hot=runs,
+            ))  # fmt: skip
+        bound = frequent_strings_sketch.get_epsilon_for_lg_size(self.lg) * total
+        return out, bound
+
+    def batch(self, frame, batch_id: int) -> None:
+        """One micro-batch: one window (foreachBatch's function)."""
+        self.busy = True
+        try:
+            self._batch(frame, batch_id)
+        except BaseException as failed:  # surfaced by follow() after the query stops
+            self.error = failed
+            raise
+        finally:
+            self.busy = False
+            self.idle_since = time.monotonic()
+
+    def _batch(self, frame, batch_id: int) -> None:
+        import pandas as pd
+        from datasketches import frequent_strings_sketch
+
+        if batch_id <= self.state.batch_id:
+            return  # counted before a restart or a failure: Spark replays it, we do not count it
+        lg, key = self.lg, self.key
+
+        def sketch(batches):
+            one = frequent_strings_sketch(lg)
+            nulls = 0
+            files: set[str] = set()
+            for b in batches:
+                keys = b[key]
+                nulls += int(keys.isna().sum())
+                for value in keys.dropna().tolist():
+                    one.update(value, 1)
+                files.update(b["_file"].dropna().unique().tolist())
+            yield pd.DataFrame(
+                {"sketch": [one.serialize()], "nulls": [nulls], "files": [sorted(files)]}
+            )
+
+        rows = frame.mapInPandas(sketch, "sketch binary, nulls long, files array<string>").collect()
+        window = frequent_strings_sketch(lg)
+        run = (frequent_strings_sketch.deserialize(self.state.run_sketch)
+               if self.state.run_sketch else frequent_strings_sketch(lg))  # fmt: skip
+        nulls = 0
+        files: set[str] = set()
+        for r in rows:
+            one = frequent_strings_sketch.deserialize(bytes(r["sketch"]))
+            window.merge(one)
+            run.merge(one)
+            nulls += int(r["nulls"])
+            files.update(r["files"] or [])
+        state = self.state
+        index = state.windows
+        # ages: a key hot in this window continues its run if it was hot in the last window
+        hot_now, _ = self._hot(window, {})
+        ages = {}
+        for h in hot_now:
+            before = state.ages.get(h.key)
+            if before is not None and before[0] + before[2] == index:
+                ages[h.key] = [before[0], before[1], before[2] + 1]
+            else:
+                ages[h.key] = [index, _now(), 1]
+        state.ages = ages
+        hot, bound = self._hot(window, ages)
+        state.run_null_keys += nulls
+        state.run_sketch = run.serialize()
+        run_hot, run_bound = self._hot(run, ages)
+        result = FollowWindow(
+            window=index, batch_id=batch_id, ended_at=_now(),
+            records=int(window.total_weight) + nulls, null_keys=nulls,
+            run_records=int(run.total_weight) + state.run_null_keys,
+            run_null_keys=state.run_null_keys, error_bound=bound, run_error_bound=run_bound,
+            hot=tuple(hot), run_hot=tuple(run_hot), files=tuple(sorted(files)),
+        )  # fmt: skip
+        state.windows = index + 1
+        state.batch_id = batch_id
+        state.history = [*state.history, result.to_json()][-HISTORY:]
+        if self.state_path is not None:
+            state.save(self.state_path)
+        if self.on_window is not None:
+            self.on_window(result)
+
+
+def follow(
+    directory: str | Path,
+    key: str,
+    *,
+    window_seconds: float = 10.0,
+    threshold: float = 0.05,
+    fmt: str | None = None,
+    parallelism: int = 8,
+    max_parallelism: int | None = None,
+    partitions: int | None = None,
+    lg_max_map_size: int | None = None,
+    checkpoint_dir: str | Path | None = None,
+    on_window: Callable[[FollowWindow], None] | None = None,
+    stop: threading.Event | None = None,
+    idle_seconds: float | None = None,
+    spark=None,
+) -> FollowState:
+    """Follow the files arriving in ``directory`` and name the hot keys of ``key`` per window of
+    ``window_seconds`` and over the run so far (see the module doc); ``on_window`` is called
+    with each :class:`FollowWindow`. Runs until ``stop`` is set, until no new records came for
+    ``idle_seconds``, or until interrupted (Ctrl-C stops the query cleanly); returns what it
+    kept (:class:`FollowState`: the run's sketch, the ages, the recent windows). Places are
+    per engine at ``parallelism`` Flink subtasks (``max_parallelism``: Flink's default for it)
+    and ``partitions`` Spark and Kafka partitions (default ``parallelism``).
+
+    Example::
+
+        >>> state = follow("incoming/", "page", window_seconds=2, idle_seconds=10)  # doctest: +SKIP
+        >>> state.history[-1]["run_hot"][0]["key"]                                  # doctest: +SKIP
+        'home'
+    """
+    from skewlab.engine.heavy_hitters import check_sketch_size, smallest_sketch_size
+    from skewlab.engine.partitioners import check_key_type
+    from skewlab.state.key_groups import check_parallelism, compute_default_max_parallelism
+
+    root, fmt = check_follow_inputs(directory, threshold, window_seconds, fmt)
+    parallelism = check_whole("parallelism", parallelism, 1)
+    max_parallelism = max_parallelism or compute_default_max_parallelism(parallelism)
+    check_parallelism(parallelism, max_parallelism)
+    partitions = check_whole("partitions", partitions or parallelism, 1)
+    smallest = smallest_sketch_size(threshold)
+    lg = check_sketch_size(lg_max_map_size if lg_max_map_size is not None else max(smallest, 10))
+    if lg < smallest:
+        raise SkewlabInputError(
+            f"a sketch of 2**{lg} entries could miss a key at the threshold {threshold:.2%}: use "
+            f"a sketch size of at least {smallest}"
+        )
+    if idle_seconds is not None:
+        check_number("idle seconds", idle_seconds, above=0)
+    state_path = None
+    state = FollowState(lg_max_map_size=lg)
+    if checkpoint_dir is not None:
+        base = Path(checkpoint_dir)
+        base.mkdir(parents=True, exist_ok=True)
+        state_path = base / STATE_FILE
+        if state_path.exists():
+            state = FollowState.load(state_path)
+            if state.lg_max_map_size != lg:
+                raise SkewlabInputError(
+                    f"{str(checkpoint_dir)!r} was followed with a sketch of 2**"
+                    f"{state.lg_max_map_size} entries, not 2**{lg}: use the same, or a new folder"
+                )
+        query_checkpoint = base / "query"
+    else:
+        query_checkpoint = Path(tempfile.mkdtemp(prefix="skewlab-follow-"))
+    if spark is None:
+        from skewlab.engine.session import get_spark
+
+        spark = get_spark()
+    from skewlab.doctor.diagnosis import read_records
+
+    schema = read_records(spark, str(root), fmt).schema
+    if key not in schema.fieldNames():
+        raise SkewlabInputError(
+            f"no key column {key!r}: the files' columns are {', '.join(schema.fieldNames())}"
+        )
+    key_type = schema[key].dataType.simpleString()
+    check_key_type(key_type, ("flink", "spark", "kafka"))
+    reader = spark.readStream.schema(schema)
+    if fmt == "csv":
+        reader = reader.option("header", True)
+    from pyspark.sql import functions as F
+
+    # the key as the sketch counts it (a string), and the file each record came from
+    source = (
+        reader.format("json" if fmt == "jsonl" else fmt)
+        .load(str(root))
+        .select(F.col(key).cast("string").alias(key), F.col("_metadata.file_path").alias("_file"))
+    )
+    follower = _Follower(
+        spark, key, key_type, threshold=threshold, lg=lg, parallelism=parallelism,
+        max_parallelism=max_parallelism, partitions=partitions, state=state,
+        state_path=state_path, on_window=on_window,
+    )  # fmt: skip
+    query = (
+        source.writeStream.foreachBatch(follower.batch)
+        .option("checkpointLocation", str(query_checkpoint))
+        .trigger(processingTime=f"{window_seconds} seconds")
+        .start()
+    )
+    state.stopped_by = "the query's end"
+    try:
+        while query.isActive:
+            try:
+                query.awaitTermination(min(window_seconds, 0.5))
+            except KeyboardInterrupt:  # Ctrl-C: stop cleanly, keep what was counted
+                state.stopped_by = "Ctrl-C"
+                break
+            if follower.busy:  # a window being counted is finished before any stop
+                continue
+            if query.lastProgress is None:  # not one trigger yet: idle from the first
+                follower.idle_since = time.monotonic()
+            if stop is not None and stop.is_set():
+                state.stopped_by = "asked"
+                break
+            if idle_seconds is not None and time.monotonic() - follower.idle_since > idle_seconds:
+                state.stopped_by = f"no new records for {idle_seconds:g} s"
+                break
+    finally:
+        query.stop()
+    if follower.error is not None and state.stopped_by != "Ctrl-C":
+        raise follower.error  # (a window Ctrl-C cut short was not counted: a resume reads it)
+    return state

@@ -1,0 +1,222 @@
+"""``skewlab doctor --follow``: the hot keys of a stream of files, held against exact counts of
+what was written -- a writer process drops files while the doctor runs; every window's and the
+run's hot keys, bounds and ages checked against pandas over the files each window read."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from skewlab.cli import main
+from skewlab.doctor import live_hot_keys as follow_module
+from skewlab.doctor.live_hot_keys import STATE_FILE, FollowState, follow
+
+THRESHOLD = 0.2
+#: records per file: 50 cold keys 4 times each; from the third file on, 200 of one hot key; the
+#: second file has 20 records without a key
+COLD = [f"k{j % 50}" for j in range(200)]
+
+
+def records_of(i: int) -> pd.DataFrame:
+    keys = COLD + (["hot"] * 200 if i >= 2 else []) + ([None] * 20 if i == 1 else [])
+    return pd.DataFrame({"page": keys, "n": range(len(keys))})
+
+
+def write(folder: Path, i: int) -> None:
+    """One file, whole: written aside and renamed in (a file source may list a half file)."""
+    part = folder / f".f{i}.json.tmp"
+    records_of(i).to_json(part, orient="records", lines=True)
+    part.rename(folder / f"f{i}.json")
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from test_follow import write
+folder, started = Path(sys.argv[1]), Path(sys.argv[2])
+while not started.exists():  # the doctor's first window is counted
+    time.sleep(0.1)
+for i in range(1, 5):
+    time.sleep(1.2)
+    write(folder, i)
+"""
+
+
+def exact(files) -> Counter:
+    counts = Counter()
+    for f in files:
+        i = int(Path(f.removeprefix("file:")).stem[1:])
+        counts.update(k for k in records_of(i)["page"] if k is not None)
+    return counts
+
+
+def expected_hot(counts: Counter) -> set[str]:
+    total = sum(counts.values())
+    return {k for k, n in counts.items() if n >= THRESHOLD * total}
+
+
+def check_window(window: dict, ages: dict[str, list[int]]) -> None:
+    """A window's figures against the exact counts of the files it read, and each hot key's age
+    against the windows before it (``ages``: key -> the windows it was hot in)."""
+    counts = exact(window["files"])
+    assert window["records"] - window["null_keys"] == sum(counts.values())
+    reported = {h["key"]: h for h in window["hot"]}
+    assert expected_hot(counts) <= set(reported)  # no hot key missed
+    for key, h in reported.items():
+        assert h["lower"] <= counts[key] <= h["upper"]
+        ages.setdefault(key, []).append(window["window"])
+        run = 1
+        while window["window"] - run in ages[key]:
+            run += 1
+        assert (h["windows_hot"], h["hot_since"]) == (run, window["window"] - run + 1)
+
+
+def test_a_writer_drops_files_while_the_doctor_follows_and_ctrl_c_prints_the_summary(tmp_path):
+    folder, checkpoint = tmp_path / "incoming", tmp_path / "checkpoint"
+    folder.mkdir()
+    write(folder, 0)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    doctor = subprocess.Popen(
+        [sys.executable, "-m", "skewlab", "doctor", "--follow", str(folder), "--key", "page",
+         "--window", "1", "--threshold", str(THRESHOLD), "--json",
+         "--checkpoint-dir", str(checkpoint)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(folder), str(checkpoint / STATE_FILE),
+         str(Path(__file__).parent)],
+    )  # fmt: skip
+    windows, seen = [], set()
+    deadline = time.monotonic() + 120
+    while len(seen) < 5 and time.monotonic() < deadline:
+        line = doctor.stdout.readline()
+        if not line:
+            break
+        windows.append(json.loads(line))
+        seen |= set(windows[-1]["files"])
+    assert writer.wait(timeout=60) == 0
+    doctor.send_signal(signal.SIGINT)
+    out, err = doctor.communicate(timeout=60)
+    assert doctor.returncode == 0, err[-2000:]
+    windows += [json.loads(line) for line in out.splitlines() if line.strip()]
+    # every file read once, by one window, the windows numbered in order
+    files = [f for w in windows for f in w["files"]]
+    assert sorted(files) == sorted(set(files)) and len(files) == 5
+    assert [w["window"] for w in windows] == list(range(len(windows)))
+    assert len(windows) >= 3  # the files arrived over several windows
+    ages: dict[str, list[int]] = {}
+    for w in windows:
+        check_window(w, ages)
+    last = windows[-1]
+    total = exact(files)
+    assert last["run_records"] == sum(total.values()) + 20 and last["run_null_keys"] == 20
+    run_hot = {h["key"]: h for h in last["run_hot"]}
+    assert expected_hot(total) == {"hot"} <= set(run_hot)
+    assert all(h["lower"] <= total[k] <= h["upper"] for k, h in run_hot.items())
+    assert "stopped by Ctrl-C" in err and "summary: " in err
+
+
+def _follow(folder, checkpoint, **kw):
+    got = []
+    state = follow(folder, "page", window_seconds=0.5, threshold=THRESHOLD, idle_seconds=1.5,
+                   checkpoint_dir=checkpoint, on_window=got.append, **kw)  # fmt: skip
+    return state, [w.to_json() for w in got]
+
+
+def test_a_restarted_follow_resumes_without_counting_a_file_or_a_replayed_batch_twice(
+    spark, tmp_path
+):
+    folder, checkpoint = tmp_path / "incoming", tmp_path / "checkpoint"
+    folder.mkdir()
+    write(folder, 0)
+    write(folder, 1)
+    first, before = _follow(folder, checkpoint, spark=spark)
+    assert first.stopped_by.startswith("no new records") and first.windows == len(before) >= 1
+    # Spark forgets it committed the last micro-batch: it replays it on restart, and the
+    # doctor, which counted it, must not count it again
+    folder_of_commits = checkpoint / "query" / "commits"
+    last = max(int(p.name) for p in folder_of_commits.iterdir() if p.name.isdigit())
+    (folder_of_commits / str(last)).unlink()
+    (folder_of_commits / f".{last}.crc").unlink(missing_ok=True)
+    write(folder, 2)
+    write(folder, 3)
+    second, after = _follow(folder, checkpoint, spark=spark)
+    files = [f for w in before + after for f in w["files"]]
+    assert sorted(files) == sorted(set(files)) and len(files) == 4
+    assert [w["window"] for w in before + after] == list(range(second.windows))
+    total = exact(files)
+    last = after[-1]
+    assert last["run_records"] == sum(total.values()) + 20
+    assert {h["key"] for h in last["run_hot"]} == expected_hot(total) == {"hot"}
+    ages: dict[str, list[int]] = {}
+    for w in before + after:
+        check_window(w, ages)
+    assert FollowState.load(checkpoint / STATE_FILE).batch_id == second.batch_id
+
+
+def test_memory_stays_bounded_the_history_and_the_sketch_whatever_the_streams_length(
+    spark, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(follow_module, "HISTORY", 2)
+    folder, checkpoint = tmp_path / "incoming", tmp_path / "checkpoint"
+    folder.mkdir()
+    # 20,000 distinct keys: far more than the sketch's 2**10 counters
+    many = pd.DataFrame({"page": [f"u{j}" for j in range(20_000)] + ["hot"] * 10_000})
+    many.to_json(folder / "many.json", orient="records", lines=True)
+    state, windows = _follow(folder, checkpoint, spark=spark, lg_max_map_size=10)
+    sizes = []
+    for i in range(2):
+        write(folder, 10 + i)
+        more, got = _follow(folder, checkpoint, spark=spark, lg_max_map_size=10)
+        sizes.append((checkpoint / STATE_FILE).stat().st_size)
+        windows += got
+    assert len(more.history) == 2 < len(windows)
+    # the run's sketch keeps at most 3/4 of 2**10 counters however many keys went by
+    from datasketches import frequent_strings_sketch
+
+    sketch = frequent_strings_sketch.deserialize(more.run_sketch)
+    assert sketch.num_active_items <= 0.75 * 2**10
+    assert max(sizes) < 2 * min(sizes)
+    assert windows[-1]["run_hot"][0]["key"] == "hot"
+
+
+@pytest.mark.parametrize(
+    ("make", "args", "says"),
+    [
+        (lambda d: None, ["--key", "page"], "no such folder to follow"),
+        (lambda d: d.mkdir(), ["--key", "page"], "no readable files"),
+        (lambda d: write(d.mkdir() or d, 0), ["--key", "page", "--threshold", "1"], "below 1"),
+        (lambda d: write(d.mkdir() or d, 0), ["--key", "page", "--threshold", "0"], "threshold"),
+        (lambda d: write(d.mkdir() or d, 0), ["--key", "page", "--window", "0"], "window"),
+        (lambda d: write(d.mkdir() or d, 0), [], "--key is required with --follow"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_before_spark_starts(
+    tmp_path, capsys, monkeypatch, make, args, says
+):
+    monkeypatch.setenv("SKEWLAB_SPARK_MASTER", "local[abc]")  # had Spark started, this error
+    folder = tmp_path / "incoming"
+    make(folder)
+    assert main(["doctor", "--follow", str(folder), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and says in err and "Spark master" not in err, err
+
+
+def test_a_key_column_the_files_lack_is_named_with_their_columns(spark, tmp_path):
+    folder = tmp_path / "incoming"
+    folder.mkdir()
+    write(folder, 0)
+    from skewlab.errors import SkewlabInputError
+
+    with pytest.raises(SkewlabInputError, match="no key column 'user': the files' columns are"):
+        follow(folder, "user", spark=spark)
