@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import signal
 import tempfile
 import threading
 import time
@@ -99,19 +100,38 @@ class FollowWindow:
         return json.loads(json.dumps(asdict(self)))
 
     def to_text(self, width: int = 100) -> str:
-        """The window as a short table within ``width`` columns."""
+        """The window as a short table within ``width`` columns.
+
+        Example::
+
+            >>> hot = HotKeyNow("UA", 4637, 4637, 4637, 0.172, {"flink": 2, "spark": 5},
+            ...                 0, "2026-11-30T05:16:39Z", 1)
+            >>> window = FollowWindow(0, 0, "2026-11-30T05:16:39Z", 27004, 0, 27004, 0, 92.0,
+            ...                       92.0, (hot,), (hot,))
+            >>> print(window.to_text())
+            window 0 (2026-11-30T05:16:39Z): 27,004 records, 27,004 so far; sketch error at most 92 / 92
+              key                   share  count (bounds)              hot for  since  flink  spark
+              UA                    17.2%  4,637..4,637               1 window      0      2      5
+        """  # noqa: E501
         lines = [
             f"window {self.window} ({self.ended_at}): {self.records:,} records, "
             f"{self.run_records:,} so far; sketch error at most {self.error_bound:,.0f} / "
-            f"{self.run_error_bound:,.0f} records"
+            f"{self.run_error_bound:,.0f}"
         ]
         if not self.hot:
             lines.append("  no key above the threshold in this window")
+            return "\n".join(line[:width] for line in lines)
+        engines = list(self.hot[0].places)
+        lines.append(
+            f"  {'key':<20}  {'share':>5}  {'count (bounds)':<23}  {'hot for':>10}  {'since':>5}"
+            + "".join(f"  {e:>5}" for e in engines)
+        )
         for h in self.hot:
-            places = " ".join(f"{e} {p}" for e, p in h.places.items())
+            since = "" if h.hot_since is None else str(h.hot_since)
             lines.append(
-                f"  {str(h.key)[:24]:<24} {h.share:6.1%}  {h.lower:,}..{h.upper:,}  "
-                f"hot {_windows(h.windows_hot)} (since window {h.hot_since})  {places}"
+                f"  {str(h.key)[:20]:<20}  {h.share:5.1%}  {f'{h.lower:,}..{h.upper:,}':<23}  "
+                f"{_windows(h.windows_hot):>10}  {since:>5}"
+                + "".join(f"  {h.places[e]:>5}" for e in engines)
             )
         return "\n".join(line[:width] for line in lines)
 
@@ -465,11 +485,18 @@ def follow(
         .start()
     )
     state.stopped_by = "the query's end"
+    interrupted = threading.Event()
+    # Ctrl-C sets an event the loop below reads: PySpark's own handler would cancel the jobs
+    # of the window being counted through the same Py4J connection the loop is waiting on
+    previous = (
+        signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+        if threading.current_thread() is threading.main_thread()
+        else None
+    )
     try:
         while query.isActive:
-            try:
-                query.awaitTermination(min(window_seconds, 0.5))
-            except KeyboardInterrupt:  # Ctrl-C: stop cleanly, keep what was counted
+            query.awaitTermination(min(window_seconds, 0.5))
+            if interrupted.is_set():  # Ctrl-C: stop cleanly, keep what was counted
                 state.stopped_by = "Ctrl-C"
                 break
             if follower.busy:  # a window being counted is finished before any stop
@@ -484,6 +511,8 @@ def follow(
                 break
     finally:
         query.stop()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     if follower.error is not None and state.stopped_by != "Ctrl-C":
         raise follower.error  # (a window Ctrl-C cut short was not counted: a resume reads it)
     return state
