@@ -46,6 +46,7 @@ from skewlab.validation import check_number, check_whole
 
 __all__ = [
     "HISTORY",
+    "FileDrops",
     "FollowState",
     "FollowWindow",
     "HotKeyNow",
@@ -516,3 +517,50 @@ def follow(
     if follower.error is not None and state.stopped_by != "Ctrl-C":
         raise follower.error  # (a window Ctrl-C cut short was not counted: a resume reads it)
     return state
+
+
+class FileDrops:
+    """A stream to follow when you have none at hand: ``records`` (a Spark DataFrame) split in
+    ``parts`` Parquet files by ``order_by`` (default the input's order), dropped into a folder
+    (default a temporary one, removed when Python exits) one at a time: the first now, each
+    next one when :meth:`after_window` is called -- pass it as ``follow``'s ``on_window``, and
+    every window reads one part.
+
+    Example::
+
+        >>> drops = FileDrops(records, parts=3, order_by="event_time")          # doctest: +SKIP
+        >>> follow(drops.folder, "tweet_id", on_window=drops.after_window)     # doctest: +SKIP
+    """
+
+    def __init__(self, records, *, parts: int = 3, order_by: str | None = None,
+                 folder: str | Path | None = None) -> None:  # fmt: skip
+        import atexit
+        import shutil
+
+        self.parts = check_whole("parts", parts, 1)
+        frame = records.toPandas()
+        if order_by is not None:
+            frame = frame.sort_values(order_by, kind="stable")
+        size = -(-len(frame) // self.parts)
+        self._pieces = [frame.iloc[i * size : (i + 1) * size] for i in range(self.parts)]
+        if folder is None:
+            folder = tempfile.mkdtemp(prefix="skewlab-follow-in-")
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.dropped = 0
+        self._drop()
+
+    def _drop(self) -> None:
+        if self.dropped < self.parts:
+            part = self.folder / f".part-{self.dropped:03d}.parquet.tmp"
+            # Spark reads Parquet timestamps in microseconds, not pandas' nanoseconds
+            self._pieces[self.dropped].to_parquet(
+                part, index=False, coerce_timestamps="us", allow_truncated_timestamps=True
+            )
+            part.rename(self.folder / f"part-{self.dropped:03d}.parquet")  # whole, or not at all
+            self.dropped += 1
+
+    def after_window(self, window: FollowWindow | None = None) -> None:
+        """Drop the next part (nothing once all are dropped)."""
+        self._drop()

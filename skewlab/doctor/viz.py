@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import html
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ import plotly.io as pio
 from skewlab.doctor.catalog import DENSITY_PRICED
 from skewlab.doctor.checkpoint_state import StateReport
 from skewlab.doctor.diagnosis import diagnose, read_records
+from skewlab.doctor.live_hot_keys import FollowWindow
 from skewlab.doctor.remedies import BASELINE
 from skewlab.doctor.remedy_check import EXPERIMENT as REMEDY_CHECK
 from skewlab.doctor.remedy_check import (
@@ -470,6 +472,98 @@ def describe_state(state: StateReport, report: Diagnosis) -> str:
             ": the state is more even than the traffic." if store.skew_score < traffic.skew_score
             else ": the state is no more even than the traffic."
         )  # fmt: skip
+    return "\n".join(wrap(text))
+
+
+class HotKeysBoard:
+    """The hot keys of each window as a follow counts it, in a widget that redraws per window
+    (``follow``'s ``on_window``: :meth:`update`), and the windows seen (:attr:`windows`);
+    ``then`` is called after each (a :class:`~skewlab.doctor.live_hot_keys.FileDrops`' next
+    file).
+
+    Example::
+
+        >>> board = HotKeysBoard()
+        >>> board.windows
+        []
+    """
+
+    def __init__(self, then: Callable[[FollowWindow], None] | None = None) -> None:
+        self.windows: list[FollowWindow] = []
+        self.then = then
+        self.widget = widgets.HTML("<pre>waiting for the first window</pre>")
+
+    def update(self, window: FollowWindow) -> None:
+        """Show ``window`` (and call ``then`` with it, e.g. to drop the next file)."""
+        self.windows.append(window)
+        self.widget.value = f"<pre>{html.escape(window.to_text())}</pre>"
+        if self.then is not None:
+            self.then(window)
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def follow_figure(windows: list[FollowWindow], threshold: float) -> go.Figure:
+    """Each key hot in any window: its share of each window's records (its estimate; a window
+    where it was not listed shows none), the threshold a dashed line.
+
+    Example::
+
+        >>> from skewlab.doctor.live_hot_keys import HotKeyNow
+        >>> hot = HotKeyNow("a", 50, 50, 50, 0.5, {}, 0, "t", 1)
+        >>> w = FollowWindow(0, 0, "t", 100, 0, 100, 0, 1.0, 1.0, (hot,), (hot,))
+        >>> [t.name for t in follow_figure([w], 0.2).data]
+        ['a']
+    """
+    fig = go.Figure()
+    peak: dict[str, float] = {}
+    for w in windows:
+        for h in w.hot:
+            peak[h.key] = max(peak.get(h.key, 0.0), h.share)
+    keys = sorted(peak, key=lambda k: -peak[k])
+    for key in keys:
+        shares = [next((h.share for h in w.hot if h.key == key), None) for w in windows]
+        fig.add_trace(go.Scatter(
+            x=[w.window for w in windows], y=shares, name=str(key), mode="lines+markers",
+        ))  # fmt: skip
+    fig.add_hline(y=threshold, line_dash="dash", annotation_text="threshold")
+    fig.update_layout(
+        title="Hot keys per window as the doctor followed the stream (this run's windows)",
+        template=TEMPLATE,
+        xaxis={"title": "window (one micro-batch)", "dtick": 1},
+        yaxis={"title": "share of the window's records", "tickformat": ".0%"},
+    )
+    return fig
+
+
+def describe_follow(windows: list[FollowWindow]) -> str:
+    """One paragraph on a follow's windows, computed from them.
+
+    Example::
+
+        >>> print(describe_follow([]))
+        The follow counted no window.
+    """
+    if not windows:
+        return "The follow counted no window."
+    last = windows[-1]
+    text = (
+        f"This run's follow: {len(windows)} windows, {last.run_records:,} records "
+        f"({last.run_null_keys:,} with a null key)."
+    )
+    if last.run_hot:
+        named = "; ".join(
+            f"{h.key} {percent(h.share)} of the run's records ({h.lower:,}..{h.upper:,})"
+            + (f", hot in the last {h.windows_hot} windows since window {h.hot_since}"
+               if h.windows_hot else ", not hot in the last window")
+            for h in last.run_hot
+        )  # fmt: skip
+        text += f" Hot over the run: {named}."
+    else:
+        text += " No key reached the threshold over the run."
     return "\n".join(wrap(text))
 
 

@@ -123,7 +123,7 @@ def test_a_writer_drops_files_while_the_doctor_follows_and_ctrl_c_prints_the_sum
     run_hot = {h["key"]: h for h in last["run_hot"]}
     assert expected_hot(total) == {"hot"} <= set(run_hot)
     assert all(h["lower"] <= total[k] <= h["upper"] for k, h in run_hot.items())
-    assert "stopped by Ctrl-C" in err and "summary: " in err
+    assert "stopped by Ctrl-C" in err and "summary: " in err and "Traceback" not in err
 
 
 def _follow(folder, checkpoint, **kw):
@@ -220,3 +220,32 @@ def test_a_key_column_the_files_lack_is_named_with_their_columns(spark, tmp_path
 
     with pytest.raises(SkewlabInputError, match="no key column 'user': the files' columns are"):
         follow(folder, "user", spark=spark)
+
+
+def test_file_drops_give_one_part_a_window_and_the_board_figure_and_text_say_its_windows(
+    spark, tmp_path
+):
+    from skewlab.doctor.live_hot_keys import FileDrops
+    from skewlab.doctor.viz import HotKeysBoard, describe_follow, follow_figure
+
+    frame = pd.concat([records_of(i) for i in range(3)], ignore_index=True)
+    drops = FileDrops(spark.createDataFrame(frame.astype({"page": object})), parts=3,
+                      order_by="n", folder=tmp_path / "incoming")  # fmt: skip
+    board = HotKeysBoard(then=drops.after_window)
+    follow(drops.folder, "page", window_seconds=0.5, threshold=THRESHOLD, idle_seconds=1,
+           on_window=board.update, spark=spark)  # fmt: skip
+    assert drops.dropped == 3 and [len(w.files) for w in board.windows] == [1, 1, 1]
+    for w in board.windows:  # each part's records, exactly, and its hot keys' bounds
+        part = pd.read_parquet(w.files[0].removeprefix("file:"))
+        assert w.records == len(part) and w.null_keys == int(part["page"].isna().sum())
+        counts = Counter(part["page"].dropna())
+        assert expected_hot(counts) <= {h.key for h in w.hot}
+        assert all(h.lower <= counts[h.key] <= h.upper for h in w.hot)
+    fig = follow_figure(board.windows, THRESHOLD)
+    for trace in fig.data:
+        assert list(trace.y) == [
+            next((h.share for h in w.hot if h.key == trace.name), None) for w in board.windows
+        ]
+    text = describe_follow(board.windows)
+    assert text.startswith(f"This run's follow: 3 windows, {len(frame):,} records")
+    assert "<pre>" in board.widget.value and "window 2" in board.widget.value
