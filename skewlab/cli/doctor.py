@@ -211,11 +211,13 @@ def run_follow(args: argparse.Namespace, options: DoctorOptions) -> int:
     for flag in ("html", "null_value", "state_partitions"):
         if getattr(args, flag):
             raise SkewlabInputError(f"--{flag.replace('_', '-')} is not for --follow")
-    check_follow_inputs(args.follow, args.threshold, args.window, args.format)  # before Spark
+    check_follow_inputs(args.follow, args.threshold, args.window, args.format, args.key)
     largest = options.largest_parallelism
     live = _LiveTable() if sys.stdout.isatty() and not args.json else None
 
     def on_window(window) -> None:
+        if args.redact:
+            window = window.redacted()
         if args.json:
             print(json.dumps(window.to_json()), flush=True)
         elif live is not None:
@@ -233,7 +235,8 @@ def run_follow(args: argparse.Namespace, options: DoctorOptions) -> int:
     finally:
         if live is not None:
             live.stop()
-    print(state.summary(), file=sys.stderr if args.json else sys.stdout, flush=True)
+    summary = state.summary(redact=args.redact)
+    print(summary, file=sys.stderr if args.json else sys.stdout, flush=True)
     return 0
 
 

@@ -32,12 +32,13 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import signal
 import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,24 @@ class FollowWindow:
         """The window as one JSON object (``--json`` prints one per line)."""
         return json.loads(json.dumps(asdict(self)))
 
+    def redacted(self) -> FollowWindow:
+        """A copy with every key shown as a stable hash
+        (:func:`~skewlab.doctor.redaction.redact_key`).
+
+        Example::
+
+            >>> hot = HotKeyNow("user-42", 5, 5, 5, 0.5, {}, 0, "t", 1)
+            >>> w = FollowWindow(0, 0, "t", 10, 0, 10, 0, 0.0, 0.0, (hot,), (hot,))
+            >>> w.redacted().hot[0].key
+            'key#9048e1940c'
+        """
+        from skewlab.doctor.redaction import redact_key
+
+        def keys(hot):
+            return tuple(replace(h, key=redact_key(h.key)) for h in hot)
+
+        return replace(self, hot=keys(self.hot), run_hot=keys(self.run_hot))
+
     def to_text(self, width: int = 100) -> str:
         """The window as a short table within ``width`` columns.
 
@@ -151,8 +170,11 @@ class FollowState:
     history: list[dict[str, Any]] = field(default_factory=list)
     stopped_by: str | None = None
 
-    def summary(self) -> str:
-        """The run so far in a few lines: windows, records, the keys hot over the run."""
+    def summary(self, redact: bool = False) -> str:
+        """The run so far in a few lines: windows, records, the keys hot over the run (each as
+        a stable hash with ``redact``)."""
+        from skewlab.doctor.redaction import redact_key
+
         last = self.history[-1] if self.history else None
         if last is None:
             return f"no window counted yet (stopped by {self.stopped_by})"
@@ -161,8 +183,9 @@ class FollowState:
             f"({last['run_null_keys']:,} with a null key), stopped by {self.stopped_by}"
         ]
         for h in last["run_hot"]:
+            key = redact_key(h["key"]) if redact else h["key"]
             lines.append(
-                f"  {str(h['key'])[:40]:<40} {h['share']:6.1%} of the run's records "
+                f"  {str(key)[:40]:<40} {h['share']:6.1%} of the run's records "
                 f"({h['lower']:,}..{h['upper']:,})"
             )
         if not last["run_hot"]:
@@ -186,11 +209,38 @@ class FollowState:
         return cls(**data)
 
 
+def _columns(path: Path, fmt: str) -> set[str]:
+    """The columns of one file, read without Spark: a Parquet file's schema, a CSV file's
+    header, the fields of a JSON-lines file's first 1,000 records."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        return set(pq.read_schema(path).names)
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        if fmt == "csv":
+            import csv
+
+            return set(next(csv.reader(lines), []))
+        names: set[str] = set()
+        for _, line in zip(range(1_000), lines, strict=False):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            names |= set(record) if isinstance(record, dict) else set()
+        return names
+
+
 def check_follow_inputs(
-    directory: str | Path, threshold: float, window_seconds: float, fmt: str | None
+    directory: str | Path,
+    threshold: float,
+    window_seconds: float,
+    fmt: str | None,
+    key: str | None = None,
 ) -> tuple[Path, str]:
     """The folder and its format, checked before Spark starts: an existing folder with at least
-    one readable file, a threshold in (0, 1), a window above 0.
+    one readable file, a threshold in (0, 1), a window above 0, and ``key`` among the first
+    file's columns.
 
     Example::
 
@@ -212,7 +262,13 @@ def check_follow_inputs(
     if not threshold < 1:
         raise SkewlabInputError(f"threshold (--threshold) must be below 1, got {threshold!r}")
     check_number("window (--window)", window_seconds, above=0)
-    files = [p for p in root.iterdir() if p.is_file() and not p.name.startswith(("_", "."))]
+    # Spark's file source reads partition folders too (date=.../), and skips hidden files
+    files = [
+        p
+        for p in root.rglob("*")
+        if p.is_file()
+        and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
+    ]
     if fmt is None:
         for name, endings in FORMATS.items():
             if files and all(p.name.lower().endswith(endings) for p in files):
@@ -227,6 +283,17 @@ def check_follow_inputs(
         )
     if fmt not in FORMATS:
         raise SkewlabInputError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}")
+    if key is not None:
+        first = min(files)
+        try:
+            columns = _columns(first, fmt)
+        except Exception as failed:  # noqa: BLE001 -- the reader's reason, in one line
+            raise SkewlabInputError(f"cannot read {str(first)!r} as {fmt}: {failed}") from None
+        if key not in columns:
+            raise SkewlabInputError(
+                f"no key column {key!r} in {first.name}: its columns are "
+                f"{', '.join(sorted(columns)) or 'none'}"
+            )
     return root, fmt
 
 
@@ -420,7 +487,7 @@ def follow(
     from skewlab.engine.partitioners import check_key_type
     from skewlab.state.key_groups import check_parallelism, compute_default_max_parallelism
 
-    root, fmt = check_follow_inputs(directory, threshold, window_seconds, fmt)
+    root, fmt = check_follow_inputs(directory, threshold, window_seconds, fmt, key)
     parallelism = check_whole("parallelism", parallelism, 1)
     max_parallelism = max_parallelism or compute_default_max_parallelism(parallelism)
     check_parallelism(parallelism, max_parallelism)
@@ -448,7 +515,7 @@ def follow(
                     f"{state.lg_max_map_size} entries, not 2**{lg}: use the same, or a new folder"
                 )
         query_checkpoint = base / "query"
-    else:
+    else:  # a checkpoint of this run only, removed when it stops
         query_checkpoint = Path(tempfile.mkdtemp(prefix="skewlab-follow-"))
     if spark is None:
         from skewlab.engine.session import get_spark
@@ -514,6 +581,8 @@ def follow(
         query.stop()
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+        if checkpoint_dir is None:
+            shutil.rmtree(query_checkpoint, ignore_errors=True)
     if follower.error is not None and state.stopped_by != "Ctrl-C":
         raise follower.error  # (a window Ctrl-C cut short was not counted: a resume reads it)
     return state
@@ -535,7 +604,6 @@ class FileDrops:
     def __init__(self, records, *, parts: int = 3, order_by: str | None = None,
                  folder: str | Path | None = None) -> None:  # fmt: skip
         import atexit
-        import shutil
 
         self.parts = check_whole("parts", parts, 1)
         frame = records.toPandas()

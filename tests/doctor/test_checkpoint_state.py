@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 
 import pandas as pd
 import pytest
@@ -265,3 +266,39 @@ def test_a_counted_stream_holds_a_row_per_key_and_the_figure_sets_state_beside_t
     assert f"{store.rows:,} state rows" in text and f"skew score {store.skew_score:.0f} %" in text
     with pytest.raises(SkewlabInputError, match="is not empty"):
         count_stream(spark, records, "tweet_id", tmp_path / "q", partitions=2)
+
+
+def _python_row_bytes(row, schema) -> int:
+    """An UnsafeRow's size worked out in Python from the values (flat rows of fixed-length
+    fields, strings and binaries): the null bitmap, 8 bytes a field, the variable-length data
+    rounded up to 8 bytes."""
+    size = ((len(schema.fields) + 63) // 64) * 8 + 8 * len(schema.fields)
+    for f in schema.fields:
+        value = row[f.name]
+        if isinstance(value, str):
+            value = value.encode()
+        if isinstance(value, bytes | bytearray):
+            size += -(-len(value) // 8) * 8
+    return size
+
+
+@pytest.mark.parametrize("which", ["aggregation", "transform_with_state"])
+def test_rows_and_bytes_per_partition_equal_the_state_data_source_read_directly(
+    spark, request, which
+):
+    checkpoint = request.getfixturevalue(which)
+    [store] = read_state(checkpoint).stores
+    reader = spark.read.format("statestore")
+    if store.state_variable is not None:
+        reader = reader.option("stateVarName", store.state_variable)
+    direct = reader.load(str(checkpoint))
+    key_schema = direct.schema["key"].dataType
+    value_schema = direct.schema["value"].dataType
+    rows, sizes = Counter(), Counter()
+    for r in direct.collect():
+        rows[r.partition_id] += 1
+        sizes[r.partition_id] += _python_row_bytes(r.key.asDict(), key_schema) + _python_row_bytes(
+            r.value.asDict(), value_schema
+        )
+    assert [p.rows for p in store.partitions] == [rows[i] for i in range(store.num_partitions)]
+    assert [p.bytes for p in store.partitions] == [sizes[i] for i in range(store.num_partitions)]

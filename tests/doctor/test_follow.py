@@ -19,6 +19,7 @@ import pytest
 from skewlab.cli import main
 from skewlab.doctor import live_hot_keys as follow_module
 from skewlab.doctor.live_hot_keys import STATE_FILE, FollowState, follow
+from skewlab.doctor.redaction import redact_key
 
 THRESHOLD = 0.2
 #: records per file: 50 cold keys 4 times each; from the third file on, 200 of one hot key; the
@@ -88,7 +89,7 @@ def test_a_writer_drops_files_while_the_doctor_follows_and_ctrl_c_prints_the_sum
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     doctor = subprocess.Popen(
         [sys.executable, "-m", "skewlab", "doctor", "--follow", str(folder), "--key", "page",
-         "--window", "1", "--threshold", str(THRESHOLD), "--json",
+         "--window", "1", "--threshold", str(THRESHOLD), "--json", "--redact",
          "--checkpoint-dir", str(checkpoint)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
@@ -109,6 +110,12 @@ def test_a_writer_drops_files_while_the_doctor_follows_and_ctrl_c_prints_the_sum
     out, err = doctor.communicate(timeout=60)
     assert doctor.returncode == 0, err[-2000:]
     windows += [json.loads(line) for line in out.splitlines() if line.strip()]
+    # --redact: every key a stable hash; mapped back to check the counts
+    named = {redact_key(k): k for k in {*COLD, "hot"}}
+    for w in windows:
+        for h in (*w["hot"], *w["run_hot"]):
+            h["key"] = named[h["key"]]
+    assert "hot " not in err and redact_key("hot") in err
     # every file read once, by one window, the windows numbered in order
     files = [f for w in windows for f in w["files"]]
     assert sorted(files) == sorted(set(files)) and len(files) == 5
@@ -199,6 +206,11 @@ def test_memory_stays_bounded_the_history_and_the_sketch_whatever_the_streams_le
         (lambda d: write(d.mkdir() or d, 0), ["--key", "page", "--threshold", "0"], "threshold"),
         (lambda d: write(d.mkdir() or d, 0), ["--key", "page", "--window", "0"], "window"),
         (lambda d: write(d.mkdir() or d, 0), [], "--key is required with --follow"),
+        (
+            lambda d: write(d.mkdir() or d, 0),
+            ["--key", "user"],
+            "no key column 'user' in f0.json: its columns are n, page",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2_before_spark_starts(
@@ -212,14 +224,21 @@ def test_bad_input_is_one_line_exit_2_before_spark_starts(
     assert err.count("\n") == 0 and says in err and "Spark master" not in err, err
 
 
-def test_a_key_column_the_files_lack_is_named_with_their_columns(spark, tmp_path):
-    folder = tmp_path / "incoming"
-    folder.mkdir()
-    write(folder, 0)
+def test_a_key_column_the_files_lack_is_named_with_their_columns_in_every_format(tmp_path):
+    from skewlab.doctor.live_hot_keys import check_follow_inputs
     from skewlab.errors import SkewlabInputError
 
-    with pytest.raises(SkewlabInputError, match="no key column 'user': the files' columns are"):
-        follow(folder, "user", spark=spark)
+    for fmt, save in (
+        ("parquet", lambda f, p: f.to_parquet(p, index=False)),
+        ("csv", lambda f, p: f.to_csv(p, index=False)),
+        ("jsonl", lambda f, p: f.to_json(p, orient="records", lines=True)),
+    ):
+        folder = tmp_path / fmt
+        folder.mkdir()
+        save(records_of(0), folder / f"f0.{'json' if fmt == 'jsonl' else fmt}")
+        assert check_follow_inputs(folder, 0.1, 1.0, None, "page") == (folder, fmt)
+        with pytest.raises(SkewlabInputError, match="no key column 'user' in f0.* n, page$"):
+            check_follow_inputs(folder, 0.1, 1.0, None, "user")
 
 
 def test_file_drops_give_one_part_a_window_and_the_board_figure_and_text_say_its_windows(
@@ -249,3 +268,17 @@ def test_file_drops_give_one_part_a_window_and_the_board_figure_and_text_say_its
     text = describe_follow(board.windows)
     assert text.startswith(f"This run's follow: 3 windows, {len(frame):,} records")
     assert "<pre>" in board.widget.value and "window 2" in board.widget.value
+
+
+def test_files_in_partition_folders_count_and_hidden_ones_do_not(tmp_path):
+    from skewlab.doctor.live_hot_keys import check_follow_inputs
+    from skewlab.errors import SkewlabInputError
+
+    (tmp_path / "_spark_metadata").mkdir()
+    (tmp_path / "_spark_metadata" / "0").write_text("v1")
+    (tmp_path / ".f1.json.tmp").write_text("{}")
+    with pytest.raises(SkewlabInputError, match="no readable files"):
+        check_follow_inputs(tmp_path, 0.1, 1.0, None)
+    (tmp_path / "date=2026-11-30").mkdir()
+    write(tmp_path / "date=2026-11-30", 0)
+    assert check_follow_inputs(tmp_path, 0.1, 1.0, None) == (tmp_path, "jsonl")
