@@ -14,9 +14,9 @@ bounds, its share, where its records land -- the Flink subtask (key groups), the
 it has been hot**: the window it first crossed the threshold in its current run of windows and
 how many consecutive windows since (Google Cloud Dataflow's ``hotKeyAge``, per key here).
 
-Memory stays bounded whatever the stream's length: two sketches of at most
-``0.75 * 2**lg_max_map_size`` counters, the ages of the keys hot now, and the last
-:data:`HISTORY` windows. With ``checkpoint_dir`` the query's checkpoint and the doctor's own
+The doctor's own memory stays bounded whatever the stream's length: two sketches of at most
+``0.75 * 2**lg_max_map_size`` counters, the ages and places of the keys listed now, and the
+last :data:`HISTORY` windows. With ``checkpoint_dir`` the query's checkpoint and the doctor's own
 state (the run's sketch, the ages, each window) are kept there, written after each window and
 keyed by its micro-batch id: a restarted follow resumes where it stopped and a micro-batch
 Spark replays after a failure is not counted twice.
@@ -443,6 +443,9 @@ class _Follower:
             run_null_keys=state.run_null_keys, error_bound=bound, run_error_bound=run_bound,
             hot=tuple(hot), run_hot=tuple(run_hot), files=tuple(sorted(files)),
         )  # fmt: skip
+        # the places of the keys listed now only: a key hot once long ago is not kept
+        listed = {h.key for h in (*hot, *run_hot)}
+        self.places = {k: v for k, v in self.places.items() if k in listed}
         state.windows = index + 1
         state.batch_id = batch_id
         state.history = [*state.history, result.to_json()][-HISTORY:]
