@@ -209,6 +209,17 @@ class FollowState:
         return cls(**data)
 
 
+def _stream_files(root: Path) -> list[Path]:
+    """The files Spark's file source reads in ``root``: partition folders too (date=.../),
+    hidden ones (``_``, ``.``) not."""
+    return [
+        p
+        for p in root.rglob("*")
+        if p.is_file()
+        and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
+    ]
+
+
 def _columns(path: Path, fmt: str) -> set[str]:
     """The columns of one file, read without Spark: a Parquet file's schema, a CSV file's
     header, the fields of a JSON-lines file's first 1,000 records."""
@@ -262,13 +273,7 @@ def check_follow_inputs(
     if not threshold < 1:
         raise SkewlabInputError(f"threshold (--threshold) must be below 1, got {threshold!r}")
     check_number("window (--window)", window_seconds, above=0)
-    # Spark's file source reads partition folders too (date=.../), and skips hidden files
-    files = [
-        p
-        for p in root.rglob("*")
-        if p.is_file()
-        and not any(part.startswith(("_", ".")) for part in p.relative_to(root).parts)
-    ]
+    files = _stream_files(root)
     if fmt is None:
         for name, endings in FORMATS.items():
             if files and all(p.name.lower().endswith(endings) for p in files):
@@ -423,16 +428,17 @@ class _Follower:
         state = self.state
         index = state.windows
         # ages: a key hot in this window continues its run if it was hot in the last window
-        hot_now, _ = self._hot(window, {})
+        hot, bound = self._hot(window, {})
         ages = {}
-        for h in hot_now:
+        for h in hot:
             before = state.ages.get(h.key)
             if before is not None and before[0] + before[2] == index:
                 ages[h.key] = [before[0], before[1], before[2] + 1]
             else:
                 ages[h.key] = [index, _now(), 1]
         state.ages = ages
-        hot, bound = self._hot(window, ages)
+        hot = [replace(h, hot_since=a[0], hot_since_time=a[1], windows_hot=a[2])
+               for h, a in ((h, ages[h.key]) for h in hot)]  # fmt: skip
         state.run_null_keys += nulls
         state.run_sketch = run.serialize()
         run_hot, run_bound = self._hot(run, ages)
@@ -526,7 +532,8 @@ def follow(
         spark = get_spark()
     from skewlab.doctor.diagnosis import read_records
 
-    schema = read_records(spark, str(root), fmt).schema
+    first = min(_stream_files(root))  # its schema: the stream's (no read of the whole folder)
+    schema = read_records(spark, str(first), fmt).schema
     if key not in schema.fieldNames():
         raise SkewlabInputError(
             f"no key column {key!r}: the files' columns are {', '.join(schema.fieldNames())}"
@@ -609,6 +616,8 @@ class FileDrops:
         import atexit
 
         self.parts = check_whole("parts", parts, 1)
+        if folder is not None and Path(folder).exists() and any(Path(folder).iterdir()):
+            raise SkewlabInputError(f"{str(folder)!r} is not empty: give a new or empty folder")
         frame = records.toPandas()
         if order_by is not None:
             frame = frame.sort_values(order_by, kind="stable")

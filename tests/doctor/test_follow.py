@@ -282,3 +282,14 @@ def test_files_in_partition_folders_count_and_hidden_ones_do_not(tmp_path):
     (tmp_path / "date=2026-11-30").mkdir()
     write(tmp_path / "date=2026-11-30", 0)
     assert check_follow_inputs(tmp_path, 0.1, 1.0, None) == (tmp_path, "jsonl")
+
+
+def test_file_drops_never_write_into_a_folder_of_someone_elses_files(tmp_path):
+    from skewlab.doctor.live_hot_keys import FileDrops
+    from skewlab.errors import SkewlabInputError
+
+    theirs = tmp_path / "part-000.parquet"
+    theirs.write_text("a user's file")
+    with pytest.raises(SkewlabInputError, match="is not empty"):
+        FileDrops(None, folder=tmp_path)  # refused before the records are read
+    assert theirs.read_text() == "a user's file"
