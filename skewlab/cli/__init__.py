@@ -70,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The commands that need no classic Spark: the doctor (which runs over Spark Connect too) and
+#: the ones that start no Spark at all; the rest refuse a Spark Connect URL in one line.
+_WITHOUT_CLASSIC_SPARK = frozenset({"doctor", "latency", "probe-disk"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``skewlab`` script; returns the exit status."""
     parser = build_parser()
@@ -78,6 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra_args = extra
     try:
+        if args.command not in _WITHOUT_CLASSIC_SPARK:
+            from skewlab.doctor.spark_connect import refuse_connect
+
+            refuse_connect(args.command, getattr(args, "master", None))
         status = args.func(args)
     except (SkewlabInputError, JavaNotFoundError) as exc:  # bad input or environment: no work
         print(f"skewlab {args.command}: error: {exc}", file=sys.stderr)

@@ -9,6 +9,7 @@ import json
 
 from skewlab.doctor.diagnosis import FORMATS
 from skewlab.doctor.options import DoctorOptions, add_arguments
+from skewlab.doctor.spark_connect import doctor_master, doctor_spark
 from skewlab.errors import SkewlabInputError
 
 EXAMPLES = """\
@@ -27,6 +28,8 @@ examples:
   skewlab doctor --state /tmp/query/checkpoint --key tweet_id --state-partitions 4 16
   skewlab doctor --follow incoming/ --key page --window 5 --threshold 0.05
   skewlab doctor --follow incoming/ --key page --json --checkpoint-dir /tmp/follow
+  skewlab doctor --follow rate:2000 --window 5   # a demo: Spark's rate source, 'hot' from 30 s
+  skewlab doctor data/views.parquet --key tweet_id --remote sc://spark.example.com:15002
 
 the state's skew (--state): a Structured Streaming checkpoint read with Spark's state data
 sources: rows and bytes per state partition, the keys holding the most state, and the same
@@ -35,7 +38,13 @@ state placed over other partition counts as Spark would place it.
 a live stream (--follow DIR): files arriving in DIR read as a stream, one micro-batch a window;
 per window and over the run the keys that may hold the threshold's share, with DataSketches'
 bounds, where each lands in Flink, Spark and Kafka (--parallelism, --partitions), and how many
-consecutive windows it has been hot; Ctrl-C stops and prints the summary.
+consecutive windows it has been hot; Ctrl-C stops and prints the summary. --follow rate:N[:S]
+streams Spark's rate source instead (N records a second, the key column 'key': k0..k996 and,
+from second S on, default 30, every fifth record 'hot'): a demo with no files.
+
+where the data lives (--remote sc://HOST:PORT, or SPARK_REMOTE): the same three modes run
+through a Spark Connect server, its Spark reading the paths given (a URI such as s3a://...,
+or a local path the server sees too); the figures are the embedded session's.
 
 which remedy pays: the doctor prices naive (heap, RocksDB), buffered, cached, salted and sorted
 input at the largest P from a cost profile measured on this machine by
@@ -81,7 +90,7 @@ def register(subparsers) -> None:
         "--follow",
         metavar="DIR",
         help="follow the files arriving in DIR (a stream) and name its hot keys per window, "
-        "with how long each has been hot, until Ctrl-C",
+        "with how long each has been hot, until Ctrl-C; rate:N for Spark's rate source (a demo)",
     )
     parser.add_argument(
         "--window",
@@ -103,6 +112,12 @@ def register(subparsers) -> None:
         metavar="DIR",
         help="with --follow: keep the stream's checkpoint and the doctor's counts here; the "
         "same folder resumes without counting a file twice",
+    )
+    parser.add_argument(
+        "--remote",
+        metavar="sc://HOST:PORT",
+        help="run through a Spark Connect server (default $SPARK_REMOTE, else an embedded "
+        "Spark); its Spark reads the paths given",
     )
     parser.add_argument(
         "--state-partitions",
@@ -143,9 +158,10 @@ def run(args: argparse.Namespace) -> int:
     from skewlab.doctor.diagnosis import diagnose, read_records
     from skewlab.doctor.redaction import redact
     from skewlab.doctor.viz import check_html_out, doctor_text, write_html
-    from skewlab.engine.session import get_spark
 
     options = DoctorOptions.from_namespace(args)  # checked before any work
+    if args.remote is not None:
+        doctor_master(args.remote)  # a bad --remote: one line, before any work
     if args.follow is not None:
         return run_follow(args, options)
     if args.state is not None or args.path is None:
@@ -156,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         raise SkewlabInputError("--state-partitions is for --state CHECKPOINT_DIR")
     if args.html:
         check_html_out(args.html)  # before any work: never over a file skewlab did not write
-    spark = get_spark()
+    spark = doctor_spark(args.remote)
     records = read_records(spark, args.path, args.format, args.null_value)
     report = diagnose(records, args.key, options, progress=not args.json)
     report = report.replace(input=dataclasses.replace(report.input, path=args.path))
@@ -187,7 +203,10 @@ def run_state(args: argparse.Namespace, top: int) -> int:
         if getattr(args, flag):
             raise SkewlabInputError(f"--{flag.replace('_', '-')} is for records, not for --state")
     check_checkpoint(args.state)  # before Spark starts
-    report = read_state(args.state, key=args.key, top=top, partitions=args.state_partitions)
+    report = read_state(
+        args.state, key=args.key, top=top, partitions=args.state_partitions,
+        spark=doctor_spark(args.remote),
+    )  # fmt: skip
     if args.redact:
         report = report.redacted()
     if args.json:
@@ -202,17 +221,29 @@ def run_follow(args: argparse.Namespace, options: DoctorOptions) -> int:
     :mod:`skewlab.doctor.live_hot_keys`)."""
     import sys
 
-    from skewlab.doctor.live_hot_keys import check_follow_inputs, follow
+    from skewlab.doctor.live_hot_keys import (
+        FOLLOW_SPARK_CONFIG,
+        RATE_KEY,
+        RateSource,
+        check_follow_checkpoint,
+        check_follow_inputs,
+        follow,
+    )
 
     if args.path is not None or args.state is not None:
         raise SkewlabInputError("give one of records, --follow DIR or --state CHECKPOINT_DIR")
+    if args.key is None and RateSource.parse(args.follow) is not None:
+        args.key = RATE_KEY
     if args.key is None:
         raise SkewlabInputError("--key is required with --follow: the column whose keys to count")
     for flag in ("html", "null_value", "state_partitions"):
         if getattr(args, flag):
             raise SkewlabInputError(f"--{flag.replace('_', '-')} is not for --follow")
     check_follow_inputs(args.follow, args.threshold, args.window, args.format, args.key)
+    if args.checkpoint_dir is not None:
+        check_follow_checkpoint(args.checkpoint_dir)
     largest = options.largest_parallelism
+    spark = doctor_spark(args.remote, driver_config=FOLLOW_SPARK_CONFIG)
     live = _LiveTable() if sys.stdout.isatty() and not args.json else None
 
     def on_window(window) -> None:
@@ -230,7 +261,7 @@ def run_follow(args: argparse.Namespace, options: DoctorOptions) -> int:
             args.follow, args.key, window_seconds=args.window, threshold=args.threshold,
             fmt=args.format, parallelism=largest, max_parallelism=options.max_parallelism,
             partitions=options.partitions, checkpoint_dir=args.checkpoint_dir,
-            on_window=on_window,
+            on_window=on_window, spark=spark,
         )  # fmt: skip
     finally:
         if live is not None:

@@ -32,6 +32,8 @@ nothing below it imports it.
                       --state``)
 ``live_hot_keys``     :func:`follow`: the hot keys of a stream of arriving files, per window
                       and over the run, with their age (``skewlab doctor --follow``)
+``spark_connect``     the doctor's Spark: embedded, or a remote one through Spark Connect
+                      (``--remote sc://HOST:PORT``, ``$SPARK_REMOTE``)
 ``viz``               the doctor's text, figures, HTML page and notebook 09's controls
 ====================  ===============================================================
 

@@ -501,9 +501,9 @@ def read_state(
         check_whole("state partitions (--state-partitions)", m, 1) for m in partitions
     ]  # fmt: skip
     if spark is None:
-        from skewlab.engine.session import get_spark
+        from skewlab.doctor.spark_connect import doctor_spark
 
-        spark = get_spark()
+        spark = doctor_spark()
     stores = [_read_store(spark, root, e, key, top, counts) for e in _stores(spark, root)]
     read = [s for s in stores if s.unread is None]
     if key is not None and read and not any(key in s.key_fields for s in read):

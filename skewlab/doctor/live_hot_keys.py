@@ -3,8 +3,9 @@ arriving in a folder, and per window and over the run so far the keys that may h
 ``threshold`` share of the records.
 
 A Spark Structured Streaming query reads the folder (the file source: Parquet, CSV with a
-header, JSON lines -- the formats the doctor reads) with a processing-time trigger of one
-*window*: each micro-batch is the window's new records. In each, every Spark partition feeds its
+header, JSON lines -- the formats the doctor reads; or, for a demo with no files, Spark's
+``rate`` source: :class:`RateSource`) with a processing-time trigger of one *window*: each
+micro-batch is the window's new records. In each, every Spark partition feeds its
 keys into an Apache DataSketches frequent-items sketch (:mod:`skewlab.engine.heavy_hitters`,
 the doctor's sketch at the source); the sketches are merged on the driver into the window's and
 into the run's, each with its error bound (every reported count's lower and upper bounds hold
@@ -20,6 +21,10 @@ last :data:`HISTORY` windows. With ``checkpoint_dir`` the query's checkpoint and
 state (the run's sketch, the ages, each window) are kept there, written after each window and
 keyed by its micro-batch id: a restarted follow resumes where it stopped and a micro-batch
 Spark replays after a failure is not counted twice.
+
+Through Spark Connect (a remote Spark) ``foreachBatch``'s function would run on the server, away
+from this process: there each window is one ``availableNow`` run of the query started from here,
+its sketches read back through a Parquet file sink in the checkpoint (:func:`_follow_in_runs`).
 
 Example::
 
@@ -42,23 +47,108 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from skewlab.doctor.spark_connect import is_connect
 from skewlab.errors import SkewlabInputError
 from skewlab.validation import check_number, check_whole
 
 __all__ = [
+    "FOLLOW_SPARK_CONFIG",
     "HISTORY",
     "FileDrops",
     "FollowState",
     "FollowWindow",
     "HotKeyNow",
+    "RateSource",
+    "check_follow_checkpoint",
     "check_follow_inputs",
     "follow",
 ]
 
 #: How many past windows a follow keeps (its memory bound).
 HISTORY = 100
+#: Spark's own memory of a long follow held to its last 20 jobs, stages, SQL executions and
+#: query progress updates (Spark keeps 1,000 jobs and stages by default, UI or not, and a
+#: follow runs at least one job a window): for a session made to follow (the CLI's), set when
+#: its driver starts.
+FOLLOW_SPARK_CONFIG = {
+    "spark.ui.retainedJobs": "20",
+    "spark.ui.retainedStages": "20",
+    "spark.sql.ui.retainedExecutions": "20",
+    "spark.sql.streaming.numRecentProgressUpdates": "20",
+}
 #: The doctor's own state in ``checkpoint_dir`` (beside Spark's checkpoint, ``query/``).
 STATE_FILE = "doctor-state.json"
+
+
+#: ``follow("rate:N[:S]", "key")`` (``--follow rate:N``): Spark's ``rate`` source instead of a
+#: folder, a demo with no files. N records a second, numbered 0, 1, ... (the source's ``value``);
+#: the key column ``key`` spreads them over ``k0``..``k996`` (``value % 997``), and from second S
+#: on (default 30) every fifth record is the key ``hot``: a key that turns hot, to watch it named.
+RATE_SOURCE = "rate:"
+RATE_KEY = "key"
+RATE_COLD_KEYS = 997
+RATE_HOT_EVERY = 5
+RATE_HOT_FROM_SECOND = 30
+
+
+@dataclass(frozen=True)
+class RateSource:
+    """``rate:N[:S]``: ``rows_per_second`` records a second, the key ``hot`` from second
+    ``hot_from_second`` on (see :data:`RATE_SOURCE`)."""
+
+    rows_per_second: int
+    hot_from_second: int = RATE_HOT_FROM_SECOND
+
+    @classmethod
+    def parse(cls, source: str | Path) -> RateSource | None:
+        """The rate source ``source`` names, None for a folder; a one-line error for a bad one.
+
+        Example::
+
+            >>> RateSource.parse("rate:500:10")
+            RateSource(rows_per_second=500, hot_from_second=10)
+            >>> RateSource.parse("incoming/") is None
+            True
+        """
+        text = str(source)
+        if not text.startswith(RATE_SOURCE):
+            return None
+        parts = text[len(RATE_SOURCE) :].split(":")
+        if len(parts) > 2 or not all(p.isdigit() for p in parts) or int(parts[0]) < 1:
+            raise SkewlabInputError(
+                f"{text!r} is not a rate source: use rate:N (N records a second, N >= 1) or "
+                "rate:N:S (the key 'hot' from second S on)"
+            )
+        return cls(*(int(p) for p in parts))
+
+    def key(self, value: int) -> str:
+        """The key of record ``value`` (the oracle of what the source streams).
+
+        Example::
+
+            >>> [RateSource(2, 1).key(v) for v in (0, 1, 2, 5)]
+            ['k0', 'k1', 'k2', 'hot']
+        """
+        if value >= self.hot_from_second * self.rows_per_second and value % RATE_HOT_EVERY == 0:
+            return "hot"
+        return f"k{value % RATE_COLD_KEYS}"
+
+    def stream(self, spark):
+        """The streaming DataFrame: ``key`` as :meth:`key` gives it, and no file (``_file``)."""
+        from pyspark.sql import functions as F
+
+        value = F.col("value")
+        hot = (value >= self.hot_from_second * self.rows_per_second) & (value % RATE_HOT_EVERY == 0)
+        cold = F.concat(F.lit("k"), (value % RATE_COLD_KEYS).cast("string"))
+        return (
+            spark.readStream.format("rate")
+            .option("rowsPerSecond", self.rows_per_second)
+            .load()
+            .select(
+                F.when(hot, F.lit("hot")).otherwise(cold).alias(RATE_KEY),
+                F.lit(None).cast("string").alias("_file"),
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -262,6 +352,16 @@ def check_follow_inputs(
     """
     from skewlab.doctor.diagnosis import FORMATS
 
+    rate = RateSource.parse(directory)
+    if rate is not None:
+        _check_threshold_and_window(threshold, window_seconds)
+        if key not in (None, RATE_KEY):
+            raise SkewlabInputError(
+                f"no key column {key!r}: the rate source's key column is {RATE_KEY!r}"
+            )
+        if fmt is not None:
+            raise SkewlabInputError("--format is for files, not for a rate source")
+        return Path(directory), "rate"
     root = Path(directory)
     if not root.is_dir():
         raise SkewlabInputError(
@@ -269,10 +369,7 @@ def check_follow_inputs(
             if not root.exists()
             else f"{str(directory)!r} is a file: --follow takes the folder new files arrive in"
         )
-    check_number("threshold (--threshold)", threshold, above=0)
-    if not threshold < 1:
-        raise SkewlabInputError(f"threshold (--threshold) must be below 1, got {threshold!r}")
-    check_number("window (--window)", window_seconds, above=0)
+    _check_threshold_and_window(threshold, window_seconds)
     files = _stream_files(root)
     if fmt is None:
         for name, endings in FORMATS.items():
@@ -302,12 +399,73 @@ def check_follow_inputs(
     return root, fmt
 
 
+def check_follow_checkpoint(checkpoint_dir: str | Path) -> Path:
+    """``checkpoint_dir`` as a follow's folder: new, empty, or one a follow wrote (its state
+    file and Spark's checkpoint, ``query/``, and nothing else) -- never a folder of someone
+    else's files, checked before Spark starts.
+
+    Example::
+
+        >>> check_follow_checkpoint("/tmp/a-new-folder-for-a-follow")
+        PosixPath('/tmp/a-new-folder-for-a-follow')
+    """
+    base = Path(checkpoint_dir)
+    if base.exists() and not base.is_dir():
+        raise SkewlabInputError(f"--checkpoint-dir {str(checkpoint_dir)!r} is a file, not a folder")
+    others = sorted(p.name for p in base.iterdir() if p.name not in (STATE_FILE, "query")) if (
+        base.is_dir()
+    ) else []  # fmt: skip
+    if others:
+        raise SkewlabInputError(
+            f"--checkpoint-dir {str(checkpoint_dir)!r} holds files a follow did not write "
+            f"({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}): give a new or empty "
+            "folder, or one a follow wrote"
+        )
+    return base
+
+
+def _check_threshold_and_window(threshold: float, window_seconds: float) -> None:
+    check_number("threshold (--threshold)", threshold, above=0)
+    if not threshold < 1:
+        raise SkewlabInputError(f"threshold (--threshold) must be below 1, got {threshold!r}")
+    check_number("window (--window)", window_seconds, above=0)
+
+
 def _windows(n: int) -> str:
     return f"{n} window{'s' * (n != 1)}"
 
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+#: A window's rows, one per Spark partition: its sketch (serialized), null keys, files read.
+SKETCH_SCHEMA = "sketch binary, nulls long, files array<string>"
+
+
+def _partition_sketches(lg: int, key: str):
+    """``mapInPandas``'s function: a Spark partition's keys in one frequent-items sketch of
+    ``2**lg`` entries, with its null keys and the files its records came from. Module level,
+    holding nothing but ``lg`` and ``key``: over Spark Connect it is pickled to the server."""
+
+    def sketch(batches):
+        import pandas as pd
+        from datasketches import frequent_strings_sketch
+
+        one = frequent_strings_sketch(lg)
+        nulls = 0
+        files: set[str] = set()
+        for b in batches:
+            keys = b[key]
+            nulls += int(keys.isna().sum())
+            for value in keys.dropna().tolist():
+                one.update(value, 1)
+            files.update(b["_file"].dropna().unique().tolist())
+        yield pd.DataFrame(
+            {"sketch": [one.serialize()], "nulls": [nulls], "files": [sorted(files)]}
+        )
+
+    return sketch
 
 
 class _Follower:
@@ -392,28 +550,17 @@ class _Follower:
             self.idle_since = time.monotonic()
 
     def _batch(self, frame, batch_id: int) -> None:
-        import pandas as pd
-        from datasketches import frequent_strings_sketch
-
         if batch_id <= self.state.batch_id:
             return  # counted before a restart or a failure: Spark replays it, we do not count it
-        lg, key = self.lg, self.key
+        rows = frame.mapInPandas(_partition_sketches(self.lg, self.key), SKETCH_SCHEMA).collect()
+        self.merge(rows, batch_id)
 
-        def sketch(batches):
-            one = frequent_strings_sketch(lg)
-            nulls = 0
-            files: set[str] = set()
-            for b in batches:
-                keys = b[key]
-                nulls += int(keys.isna().sum())
-                for value in keys.dropna().tolist():
-                    one.update(value, 1)
-                files.update(b["_file"].dropna().unique().tolist())
-            yield pd.DataFrame(
-                {"sketch": [one.serialize()], "nulls": [nulls], "files": [sorted(files)]}
-            )
+    def merge(self, rows, batch_id: int) -> None:
+        """One window from its partitions' sketches (rows of :data:`SKETCH_SCHEMA`): merged
+        into the window's and the run's, the ages moved on, the window reported and kept."""
+        from datasketches import frequent_strings_sketch
 
-        rows = frame.mapInPandas(sketch, "sketch binary, nulls long, files array<string>").collect()
+        lg = self.lg
         window = frequent_strings_sketch(lg)
         run = (frequent_strings_sketch.deserialize(self.state.run_sketch)
                if self.state.run_sketch else frequent_strings_sketch(lg))  # fmt: skip
@@ -478,7 +625,8 @@ def follow(
     idle_seconds: float | None = None,
     spark=None,
 ) -> FollowState:
-    """Follow the files arriving in ``directory`` and name the hot keys of ``key`` per window of
+    """Follow the files arriving in ``directory`` (or Spark's rate source, ``rate:N[:S]``: see
+    :data:`RATE_SOURCE`) and name the hot keys of ``key`` per window of
     ``window_seconds`` and over the run so far (see the module doc); ``on_window`` is called
     with each :class:`FollowWindow`. Runs until ``stop`` is set, until no new records came for
     ``idle_seconds``, or until interrupted (Ctrl-C stops the query cleanly); returns what it
@@ -491,9 +639,9 @@ def follow(
         >>> state = follow("incoming/", "page", window_seconds=2, idle_seconds=10)  # doctest: +SKIP
         >>> state.history[-1]["run_hot"][0]["key"]                                  # doctest: +SKIP
         'home'
+        >>> follow("rate:2000:5", "key", window_seconds=2, on_window=print)       # doctest: +SKIP
     """
     from skewlab.engine.heavy_hitters import check_sketch_size, smallest_sketch_size
-    from skewlab.engine.partitioners import check_key_type
     from skewlab.state.key_groups import check_parallelism, compute_default_max_parallelism
 
     root, fmt = check_follow_inputs(directory, threshold, window_seconds, fmt, key)
@@ -513,7 +661,7 @@ def follow(
     state_path = None
     state = FollowState(lg_max_map_size=lg)
     if checkpoint_dir is not None:
-        base = Path(checkpoint_dir)
+        base = check_follow_checkpoint(checkpoint_dir)
         base.mkdir(parents=True, exist_ok=True)
         state_path = base / STATE_FILE
         if state_path.exists():
@@ -527,10 +675,50 @@ def follow(
     else:  # a checkpoint of this run only, removed when it stops
         query_checkpoint = Path(tempfile.mkdtemp(prefix="skewlab-follow-"))
     if spark is None:
-        from skewlab.engine.session import get_spark
+        from skewlab.doctor.spark_connect import doctor_spark
 
-        spark = get_spark()
+        spark = doctor_spark()
+    if fmt == "rate":
+        source, key_type = RateSource.parse(directory).stream(spark), "string"
+    else:
+        source, key_type = _file_stream(spark, root, fmt, key)
+    follower = _Follower(
+        spark, key, key_type, threshold=threshold, lg=lg, parallelism=parallelism,
+        max_parallelism=max_parallelism, partitions=partitions, state=state,
+        state_path=state_path, on_window=on_window,
+    )  # fmt: skip
+    state.stopped_by = "the query's end"
+    interrupted = threading.Event()
+    # Ctrl-C sets an event the loops read: PySpark's own handler would cancel the jobs of the
+    # window being counted through the same connection the loop is waiting on
+    previous = (
+        signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+        if threading.current_thread() is threading.main_thread()
+        else None
+    )
+    until = _Until(interrupted, stop, idle_seconds, state)
+    try:
+        if is_connect(spark):
+            _follow_in_runs(source, follower, query_checkpoint, window_seconds, until)
+        else:
+            _follow_in_micro_batches(source, follower, query_checkpoint, window_seconds, until)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        if checkpoint_dir is None:
+            shutil.rmtree(query_checkpoint, ignore_errors=True)
+    if follower.error is not None and state.stopped_by != "Ctrl-C":
+        raise follower.error  # (a window Ctrl-C cut short was not counted: a resume reads it)
+    return state
+
+
+def _file_stream(spark, root: Path, fmt: str, key: str):
+    """The files arriving in ``root`` as a stream of the key (a string, as the sketch counts
+    it) and the file each record came from; and the key's Spark type."""
+    from pyspark.sql import functions as F
+
     from skewlab.doctor.diagnosis import read_records
+    from skewlab.engine.partitioners import check_key_type
 
     first = min(_stream_files(root))  # its schema: the stream's (no read of the whole folder)
     schema = read_records(spark, str(first), fmt).schema
@@ -543,59 +731,103 @@ def follow(
     reader = spark.readStream.schema(schema)
     if fmt == "csv":
         reader = reader.option("header", True)
-    from pyspark.sql import functions as F
-
-    # the key as the sketch counts it (a string), and the file each record came from
     source = (
         reader.format("json" if fmt == "jsonl" else fmt)
         .load(str(root))
         .select(F.col(key).cast("string").alias(key), F.col("_metadata.file_path").alias("_file"))
     )
-    follower = _Follower(
-        spark, key, key_type, threshold=threshold, lg=lg, parallelism=parallelism,
-        max_parallelism=max_parallelism, partitions=partitions, state=state,
-        state_path=state_path, on_window=on_window,
-    )  # fmt: skip
+    return source, key_type
+
+
+@dataclass
+class _Until:
+    """When a follow stops: Ctrl-C, ``stop`` set, or no new records for ``idle_seconds``;
+    :meth:`reached` says so and records why in ``state.stopped_by``."""
+
+    interrupted: threading.Event
+    stop: threading.Event | None
+    idle_seconds: float | None
+    state: FollowState
+
+    def reached(self, idle_since: float) -> bool:
+        if self.interrupted.is_set():  # Ctrl-C: stop cleanly, keep what was counted
+            self.state.stopped_by = "Ctrl-C"
+        elif self.stop is not None and self.stop.is_set():
+            self.state.stopped_by = "asked"
+        elif self.idle_seconds is not None and time.monotonic() - idle_since > self.idle_seconds:
+            self.state.stopped_by = f"no new records for {self.idle_seconds:g} s"
+        else:
+            return False
+        return True
+
+
+def _follow_in_micro_batches(source, follower: _Follower, checkpoint: Path,
+                             window_seconds: float, until: _Until) -> None:  # fmt: skip
+    """An embedded or cluster Spark: one query, a micro-batch a window, each counted by
+    ``foreachBatch`` in this process."""
     query = (
         source.writeStream.foreachBatch(follower.batch)
-        .option("checkpointLocation", str(query_checkpoint))
+        .option("checkpointLocation", str(checkpoint))
         .trigger(processingTime=f"{window_seconds} seconds")
         .start()
-    )
-    state.stopped_by = "the query's end"
-    interrupted = threading.Event()
-    # Ctrl-C sets an event the loop below reads: PySpark's own handler would cancel the jobs
-    # of the window being counted through the same Py4J connection the loop is waiting on
-    previous = (
-        signal.signal(signal.SIGINT, lambda *_: interrupted.set())
-        if threading.current_thread() is threading.main_thread()
-        else None
     )
     try:
         while query.isActive:
             query.awaitTermination(min(window_seconds, 0.5))
-            if interrupted.is_set():  # Ctrl-C: stop cleanly, keep what was counted
-                state.stopped_by = "Ctrl-C"
+            if until.interrupted.is_set():
+                until.reached(follower.idle_since)
                 break
             if follower.busy:  # a window being counted is finished before any stop
                 continue
             if query.lastProgress is None:  # not one trigger yet: idle from the first
                 follower.idle_since = time.monotonic()
-            if stop is not None and stop.is_set():
-                state.stopped_by = "asked"
-                break
-            if idle_seconds is not None and time.monotonic() - follower.idle_since > idle_seconds:
-                state.stopped_by = f"no new records for {idle_seconds:g} s"
+            if until.reached(follower.idle_since):
                 break
     finally:
         query.stop()
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-        if checkpoint_dir is None:
-            shutil.rmtree(query_checkpoint, ignore_errors=True)
-    if follower.error is not None and state.stopped_by != "Ctrl-C":
-        raise follower.error  # (a window Ctrl-C cut short was not counted: a resume reads it)
-    return state
+
+
+def _follow_in_runs(source, follower: _Follower, checkpoint: Path, window_seconds: float,
+                    until: _Until) -> None:  # fmt: skip
+    """Over Spark Connect, where ``foreachBatch``'s function would run on the server, away from
+    this process's follower: one ``availableNow`` run of the query a window, started from here.
+    Each run writes its partitions' sketches to a Parquet file sink in the checkpoint
+    (``sketches/window=N/``), read back when the run ends: the sink's log keeps a run's rows
+    exactly once, and rows a run wrote before a crash, not yet counted, are read with the
+    window of the same number after a restart."""
+    from pyspark.sql import functions as F
+
+    sink = str(checkpoint / "sketches")
+    spark = source.sparkSession
+    sketches = source.mapInPandas(_partition_sketches(follower.lg, follower.key), SKETCH_SCHEMA)
+    next_run = time.monotonic()
+    while True:
+        index = follower.state.windows
+        query = (
+            sketches.withColumn("window", F.lit(index))
+            .writeStream.format("parquet")
+            .partitionBy("window")
+            .option("path", sink)
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start()
+        )
+        try:
+            query.awaitTermination()
+        finally:
+            query.stop()
+        progress = query.lastProgress
+        if progress is not None and progress.numInputRows:
+            rows = spark.read.parquet(sink).where(F.col("window") == index).collect()
+            follower.merge(rows, progress.batchId)
+            follower.idle_since = time.monotonic()
+        next_run = max(next_run + window_seconds, time.monotonic())  # a slow run: next at once
+        while time.monotonic() < next_run:
+            if until.reached(follower.idle_since):
+                return
+            time.sleep(min(0.2, max(0.0, next_run - time.monotonic())))
+        if until.reached(follower.idle_since):
+            return
 
 
 class FileDrops:

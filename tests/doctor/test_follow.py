@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -61,18 +62,21 @@ def exact(files) -> Counter:
     return counts
 
 
-def expected_hot(counts: Counter) -> set[str]:
+def expected_hot(counts: Counter, threshold: float = THRESHOLD) -> set[str]:
     total = sum(counts.values())
-    return {k for k, n in counts.items() if n >= THRESHOLD * total}
+    return {k for k, n in counts.items() if n >= threshold * total}
 
 
-def check_window(window: dict, ages: dict[str, list[int]]) -> None:
-    """A window's figures against the exact counts of the files it read, and each hot key's age
-    against the windows before it (``ages``: key -> the windows it was hot in)."""
-    counts = exact(window["files"])
+def check_window(
+    window: dict, ages: dict[str, list[int]], counts: Counter | None = None, threshold=THRESHOLD
+) -> None:
+    """A window's figures against the exact counts of what it read (default: of the files it
+    names), and each hot key's age against the windows before it (``ages``: key -> the windows
+    it was hot in)."""
+    counts = exact(window["files"]) if counts is None else counts
     assert window["records"] - window["null_keys"] == sum(counts.values())
     reported = {h["key"]: h for h in window["hot"]}
-    assert expected_hot(counts) <= set(reported)  # no hot key missed
+    assert expected_hot(counts, threshold) <= set(reported)  # no hot key missed
     for key, h in reported.items():
         assert h["lower"] <= counts[key] <= h["upper"]
         ages.setdefault(key, []).append(window["window"])
@@ -284,6 +288,23 @@ def test_files_in_partition_folders_count_and_hidden_ones_do_not(tmp_path):
     assert check_follow_inputs(tmp_path, 0.1, 1.0, None) == (tmp_path, "jsonl")
 
 
+def test_a_checkpoint_dir_of_someone_elses_files_is_refused_before_spark_starts(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setenv("SKEWLAB_SPARK_MASTER", "local[abc]")  # had Spark started, this error
+    folder, theirs = tmp_path / "incoming", tmp_path / "mine"
+    folder.mkdir()
+    write(folder, 0)
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("a user's file")
+    args = ["doctor", "--follow", str(folder), "--key", "page", "--checkpoint-dir", str(theirs)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "holds files a follow did not write (notes.txt)" in err, err
+    assert sorted(p.name for p in theirs.iterdir()) == ["notes.txt"]
+    assert (theirs / "notes.txt").read_text() == "a user's file"
+
+
 def test_file_drops_never_write_into_a_folder_of_someone_elses_files(tmp_path):
     from skewlab.doctor.live_hot_keys import FileDrops
     from skewlab.errors import SkewlabInputError
@@ -293,3 +314,129 @@ def test_file_drops_never_write_into_a_folder_of_someone_elses_files(tmp_path):
     with pytest.raises(SkewlabInputError, match="is not empty"):
         FileDrops(None, folder=tmp_path)  # refused before the records are read
     assert theirs.read_text() == "a user's file"
+
+
+def test_the_rate_source_streams_a_key_that_turns_hot_and_the_doctor_names_it_with_its_age(
+    spark,
+):
+    from skewlab.doctor.live_hot_keys import RateSource
+
+    rate = RateSource.parse("rate:2000:2")  # 2,000 records a second, 'hot' from the 2nd second
+    windows, stop = [], threading.Event()
+
+    def on_window(window) -> None:
+        windows.append(window.to_json())
+        if window.run_records >= 5 * rate.rows_per_second:  # 'hot' for 3 seconds or more
+            stop.set()
+
+    state = follow("rate:2000:2", "key", window_seconds=0.5, threshold=0.1, on_window=on_window,
+                   stop=stop, spark=spark)  # fmt: skip
+    assert state.stopped_by == "asked" and len(windows) >= 3
+    # the source numbers its records 0, 1, ...: a window read the next run of numbers
+    ages: dict[str, list[int]] = {}
+    start = 0
+    for w in windows:
+        counts = Counter(rate.key(v) for v in range(start, start + w["records"]))
+        start += w["records"]
+        check_window(w, ages, counts, threshold=0.1)
+        assert w["files"] == []
+    total = Counter(rate.key(v) for v in range(start))
+    run_hot = {h["key"]: h for h in windows[-1]["run_hot"]}
+    assert set(run_hot) == {"hot"} and run_hot["hot"]["lower"] <= total["hot"]
+    assert total["hot"] <= run_hot["hot"]["upper"]
+    # it turned hot in the window that read the 2nd second's records, and stayed hot
+    turned = next(i for i, w in enumerate(windows) if w["hot"])
+    assert sum(w["records"] for w in windows[: turned + 1]) > 2 * rate.rows_per_second
+    assert windows[-1]["hot"][0]["hot_since"] == turned
+    assert windows[-1]["hot"][0]["windows_hot"] == len(windows) - turned
+
+
+@pytest.mark.parametrize(
+    ("source", "args", "says"),
+    [
+        ("rate:abc", [], "'rate:abc' is not a rate source: use rate:N"),
+        ("rate:0", [], "is not a rate source"),
+        ("rate:10:2:3", [], "is not a rate source"),
+        ("rate:100", ["--key", "page"], "the rate source's key column is 'key'"),
+        ("rate:100", ["--format", "csv"], "--format is for files"),
+    ],
+)
+def test_a_bad_rate_source_is_one_line_exit_2_before_spark_starts(
+    capsys, monkeypatch, source, args, says
+):
+    monkeypatch.setenv("SKEWLAB_SPARK_MASTER", "local[abc]")  # had Spark started, this error
+    assert main(["doctor", "--follow", source, *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and says in err and "Spark master" not in err, err
+
+
+def _follow_remote(url: str, folder: Path, checkpoint: Path, read=(), then=None):
+    """``--follow`` through the server until every file in ``folder`` but those ``read``
+    before (and those ``then`` writes after the first window) has been read; then Ctrl-C.
+    The windows and stderr."""
+    doctor = subprocess.Popen(
+        [sys.executable, "-m", "skewlab", "doctor", "--follow", str(folder), "--key", "page",
+         "--window", "1", "--threshold", str(THRESHOLD), "--json",
+         "--checkpoint-dir", str(checkpoint), "--remote", url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    windows, seen = [], set(read)
+    deadline = time.monotonic() + 180
+    try:
+        while time.monotonic() < deadline:
+            line = doctor.stdout.readline()
+            if not line:
+                break
+            windows.append(json.loads(line))
+            seen |= {Path(f.removeprefix("file:")).name for f in windows[-1]["files"]}
+            if then is not None:
+                then()
+                then = None
+            if seen >= {p.name for p in folder.iterdir() if not p.name.startswith(".")}:
+                break
+    finally:
+        doctor.send_signal(signal.SIGINT)
+        out, err = doctor.communicate(timeout=120)
+    assert doctor.returncode == 0, err[-3000:]
+    return windows + [json.loads(line) for line in out.splitlines() if line.strip()], err
+
+
+def test_a_stream_followed_through_spark_connect_names_its_hot_keys_and_resumes(
+    spark, connect_server, tmp_path
+):
+    from skewlab.doctor.live_hot_keys import FollowState, _Follower
+    from skewlab.doctor.options import DoctorOptions
+    from skewlab.state.key_groups import compute_default_max_parallelism
+
+    folder, checkpoint = tmp_path / "incoming", tmp_path / "checkpoint"
+    folder.mkdir()
+    write(folder, 0)
+    write(folder, 1)
+    first, err = _follow_remote(
+        connect_server, folder, checkpoint, then=lambda: (write(folder, 2), write(folder, 3))
+    )
+    assert "stopped by Ctrl-C" in err and "Traceback" not in err
+    write(folder, 4)  # a restart with the same checkpoint: no file counted twice
+    read = {Path(f.removeprefix("file:")).name for w in first for f in w["files"]}
+    second, _ = _follow_remote(connect_server, folder, checkpoint, read)
+    windows = first + second
+    files = [f for w in windows for f in w["files"]]
+    assert sorted(files) == sorted(set(files)) and len(files) == 5
+    assert [w["window"] for w in windows] == list(range(len(windows))) and len(first) >= 2
+    ages: dict[str, list[int]] = {}
+    for w in windows:
+        check_window(w, ages)  # exact counts inside the bounds, no hot key missed, the ages
+    total = exact(files)
+    assert windows[-1]["run_records"] == sum(total.values()) + 20
+    assert {h["key"] for h in windows[-1]["run_hot"]} == {"hot"}
+    # each hot key placed where the embedded session places it (Spark's partition by Spark)
+    largest = DoctorOptions().largest_parallelism
+    follower = _Follower(
+        spark, "page", "string", threshold=THRESHOLD, lg=10, parallelism=largest,
+        max_parallelism=compute_default_max_parallelism(largest), partitions=largest,
+        state=FollowState(lg_max_map_size=10), state_path=None, on_window=None,
+    )  # fmt: skip
+    for w in windows:
+        for h in (*w["hot"], *w["run_hot"]):
+            assert h["places"] == follower._placed([h["key"]])[h["key"]]
