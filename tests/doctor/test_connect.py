@@ -1,7 +1,8 @@
 """The doctor through Spark Connect: a Spark Connect server started here (pyspark's own, in a
 JVM of its own), and the doctor's three modes run as a user of a remote Spark runs them
 (``--remote sc://HOST:PORT`` or ``SPARK_REMOTE``) -- their figures held against the embedded
-session's, and against exact counts where the doctor counts."""
+session's, and against exact counts where the doctor counts. The checks against a server are
+long end-to-end checks (``--e2e``, as CI runs them); the refusals run in every test run."""
 
 from __future__ import annotations
 
@@ -58,6 +59,7 @@ def records(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.e2e  # a Spark Connect server's JVM of its own: CI runs it (--e2e)
 @pytest.mark.parametrize(
     "options",
     [(), ("--engine", "kafka", "--partitions", "6", "--sketch-threshold", "0.05")],
@@ -77,6 +79,7 @@ def test_records_diagnosed_through_spark_connect_give_the_embedded_sessions_figu
     assert (top["key"], top["records"]) == (99_999, 2_400)
 
 
+@pytest.mark.e2e
 def test_a_checkpoints_state_read_through_spark_connect_is_the_embedded_sessions(
     spark, capsys, connect_server, tmp_path
 ):

@@ -402,6 +402,7 @@ def _follow_remote(url: str, folder: Path, checkpoint: Path, read=(), then=None)
     return windows + [json.loads(line) for line in out.splitlines() if line.strip()], err
 
 
+@pytest.mark.e2e  # a Spark Connect server's JVM of its own: CI runs it (--e2e)
 def test_a_stream_followed_through_spark_connect_names_its_hot_keys_and_resumes(
     spark, connect_server, tmp_path
 ):
