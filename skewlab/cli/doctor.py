@@ -116,8 +116,8 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--remote",
         metavar="sc://HOST:PORT",
-        help="run through a Spark Connect server (default $SPARK_REMOTE, else an embedded "
-        "Spark); its Spark reads the paths given",
+        help="run through a Spark Connect server (default $SPARK_REMOTE, else skewlab's "
+        "master: $SKEWLAB_SPARK_MASTER or the embedded Spark); its Spark reads the paths given",
     )
     parser.add_argument(
         "--state-partitions",
