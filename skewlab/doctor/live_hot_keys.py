@@ -816,10 +816,10 @@ def _follow_in_runs(source, follower: _Follower, checkpoint: Path, window_second
             query.awaitTermination()
         finally:
             query.stop()
-        progress = query.lastProgress
-        if progress is not None and progress.numInputRows:
+        progress = query.recentProgress  # every micro-batch of the run, not only its last
+        if sum(p.numInputRows for p in progress):
             rows = spark.read.parquet(sink).where(F.col("window") == index).collect()
-            follower.merge(rows, progress.batchId)
+            follower.merge(rows, progress[-1].batchId)
             follower.idle_since = time.monotonic()
         next_run = max(next_run + window_seconds, time.monotonic())  # a slow run: next at once
         while time.monotonic() < next_run:

@@ -21,6 +21,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.fixture
+def unanswered_url() -> str:
+    """An ``sc://`` URL of a port nothing listens on."""
+    return f"sc://127.0.0.1:{_free_port()}"
+
+
 @pytest.fixture(scope="session")
 def connect_server(tmp_path_factory):
     """A Spark Connect server on this machine, ``local[2]``, its Python workers this
