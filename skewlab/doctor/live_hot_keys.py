@@ -52,6 +52,7 @@ from skewlab.errors import SkewlabInputError
 from skewlab.validation import check_number, check_whole
 
 __all__ = [
+    "FILE_STATUS_CACHE",
     "FOLLOW_SPARK_CONFIG",
     "HISTORY",
     "FileDrops",
@@ -76,6 +77,10 @@ FOLLOW_SPARK_CONFIG = {
     "spark.sql.ui.retainedExecutions": "20",
     "spark.sql.streaming.numRecentProgressUpdates": "20",
 }
+#: Spark's cache of file listings (``FileStatusCache``: 250 MB by default, shared by the JVM's
+#: sessions) keeps every file a micro-batch of a file source read, about 4 KiB a file, under the
+#: batch's own index, which no later read asks for: set to 0 (no cache) while a follow runs.
+FILE_STATUS_CACHE = "spark.sql.hive.filesourcePartitionFileCacheSize"
 #: The doctor's own state in ``checkpoint_dir`` (beside Spark's checkpoint, ``query/``).
 STATE_FILE = "doctor-state.json"
 
@@ -632,7 +637,9 @@ def follow(
     ``idle_seconds``, or until interrupted (Ctrl-C stops the query cleanly); returns what it
     kept (:class:`FollowState`: the run's sketch, the ages, the recent windows). Places are
     per engine at ``parallelism`` Flink subtasks (``max_parallelism``: Flink's default for it)
-    and ``partitions`` Spark and Kafka partitions (default ``parallelism``).
+    and ``partitions`` Spark and Kafka partitions (default ``parallelism``). While it runs,
+    ``spark``'s cache of file listings is off (:data:`FILE_STATUS_CACHE`), its value restored
+    when it stops.
 
     Example::
 
@@ -697,12 +704,15 @@ def follow(
         else None
     )
     until = _Until(interrupted, stop, idle_seconds, state)
+    cache_size = spark.conf.get(FILE_STATUS_CACHE)  # the session's, restored when this stops
+    spark.conf.set(FILE_STATUS_CACHE, "0")
     try:
         if is_connect(spark):
             _follow_in_runs(source, follower, query_checkpoint, window_seconds, until)
         else:
             _follow_in_micro_batches(source, follower, query_checkpoint, window_seconds, until)
     finally:
+        spark.conf.set(FILE_STATUS_CACHE, cache_size)
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
         if checkpoint_dir is None:

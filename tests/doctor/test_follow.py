@@ -255,8 +255,16 @@ def test_file_drops_give_one_part_a_window_and_the_board_figure_and_text_say_its
     drops = FileDrops(spark.createDataFrame(frame.astype({"page": object})), parts=3,
                       order_by="n", folder=tmp_path / "incoming")  # fmt: skip
     board = HotKeysBoard(then=drops.after_window)
+    cache_sizes = []  # Spark's file listing cache: off while the follow runs, then as it was
+
+    def on_window(window) -> None:
+        cache_sizes.append(spark.conf.get(follow_module.FILE_STATUS_CACHE))
+        board.update(window)
+
+    before = spark.conf.get(follow_module.FILE_STATUS_CACHE)
     follow(drops.folder, "page", window_seconds=0.5, threshold=THRESHOLD, idle_seconds=1,
-           on_window=board.update, spark=spark)  # fmt: skip
+           on_window=on_window, spark=spark)  # fmt: skip
+    assert cache_sizes == ["0"] * 3 and spark.conf.get(follow_module.FILE_STATUS_CACHE) == before
     assert drops.dropped == 3 and [len(w.files) for w in board.windows] == [1, 1, 1]
     for w in board.windows:  # each part's records, exactly, and its hot keys' bounds
         part = pd.read_parquet(w.files[0].removeprefix("file:"))
