@@ -10,20 +10,24 @@ and nothing the tests assert is a timing of the JVM. The test processes' own JVM
 garbage with the serial collector. A ``SKEWLAB_JAVA_OPTIONS`` already set (even to ``""``) is
 kept, and then nothing is added to it.
 
-The long end-to-end checks are skipped with a line saying so unless ``--e2e`` is given: every
-notebook Run All in JupyterLab (marker ``e2e``) and every check on a ``local-cluster`` master
-(marker ``cluster``: three more JVMs, a minute and a half of the run). CI gives it, after the
-README's command, in one process: ``pytest -n 0 --e2e -m "e2e or cluster"``.
+The long end-to-end checks are skipped with a line saying so unless ``--e2e`` is given: the
+whole runs of about ten seconds or more (marker ``long``: an experiment at its tiny size, the
+tiny report and the tests that read it, a streaming query stopped and resumed, a test that
+starts a process and its JVM), every notebook Run All in JupyterLab (marker ``e2e``) and every
+check on a ``local-cluster`` master (marker ``cluster``: three more JVMs, a minute and a half of
+the run). CI gives it after the README's command: the whole runs in two processes (``pytest
+--e2e -m long``), then the rest in one (``pytest -n 0 --e2e -m "e2e or cluster"``).
 
 The tests run in two processes (pytest-xdist, ``-n 2 --dist loadfile`` in pyproject.toml: each
 takes a whole file at a time, so a module's fixture runs its experiment once), each with its own
 SparkSession: one process left a quarter of the two cores idle (a test waits on its driver, its
 Python workers, a subprocess, a streaming trigger). ``-n 0`` runs them in this process alone.
 
-The tiny report is rendered once per run, in a process of its own at a low priority, from the
-first test on (with two test processes, the first to ask starts it and the other waits for its
-result); the files that read it run after every other and the browser tests last, so that it
-is ready when the first test that reads it starts.
+The tiny report is rendered once per run that selects a test reading it (every such test is
+``long``), in a process of its own at a low priority, from the first test on (with two test
+processes, the first to ask starts it and the other waits for its result); the files that read
+it run after every other and the browser tests last, so that it is ready when the first test
+that reads it starts.
 """
 
 from __future__ import annotations
@@ -210,21 +214,40 @@ def pytest_addoption(parser):
     parser.addoption(
         "--e2e",
         action="store_true",
-        help="also run the long end-to-end checks (marker e2e: every notebook Run All in "
-        "JupyterLab and its controls moved; marker cluster: the local-cluster checks); CI runs "
-        'them in one process with: pytest -n 0 --e2e -m "e2e or cluster"',
+        help="also run the long end-to-end checks (marker long: the whole runs of ten seconds "
+        "or more -- an experiment at its tiny size, the tiny report and its readers, a streaming "
+        "query stopped and resumed, a process and its JVM; marker e2e: "
+        "every notebook Run All in JupyterLab and its controls moved; marker cluster: the "
+        "local-cluster checks); CI runs them after the README's command with: pytest --e2e -m "
+        'long, then pytest -n 0 --e2e -m "e2e or cluster"',
     )
 
 
+#: the markers of the long end-to-end checks, which only ``--e2e`` runs
+LONG_CHECKS = ("long", "e2e", "cluster")
+
+
+def _skipped(item) -> bool:
+    return item.get_closest_marker("skip") is not None
+
+
 def pytest_collection_modifyitems(config, items):
-    """The long end-to-end checks (markers ``e2e`` and ``cluster``) are skipped, with a line
-    saying how to run them, unless ``--e2e`` is given; the files that read the tiny report run
-    after every other, the browser tests last (each group in its own order): the report renders
-    meanwhile."""
+    """The long end-to-end checks (markers ``long``, ``e2e`` and ``cluster``) are skipped, with
+    a line saying how to run them, unless ``--e2e`` is given; the files that read the tiny
+    report run after every other, the browser tests last (each group in its own order): the
+    report renders meanwhile."""
+    unmarked = [
+        item.nodeid
+        for item in items
+        if "tiny_report" in getattr(item, "fixturenames", ())
+        and not item.get_closest_marker("long")
+    ]
+    if unmarked:  # the README's command would render the report for them: they are long
+        raise pytest.UsageError(f"a test that reads tiny_report must be marked long: {unmarked}")
     if not config.getoption("--e2e"):
         skip = pytest.mark.skip(reason="long end-to-end check: run it with --e2e (CI does)")
         for item in items:
-            if "e2e" in item.keywords or "cluster" in item.keywords:
+            if any(item.get_closest_marker(name) for name in LONG_CHECKS):
                 item.add_marker(skip)
     browser = Path(__file__).parent / "browser"
     readers = {item.path for item in items if "tiny_report" in getattr(item, "fixturenames", ())}
@@ -326,11 +349,12 @@ class BackgroundReport(SharedReport):
 
 @pytest.fixture(scope="session", autouse=True)
 def _tiny_report_started(request, tmp_path_factory):
-    """Starts rendering the tiny report before the first test when a selected test reads it;
-    once per run: with several test processes (pytest-xdist), the first to get here starts it
-    and the others wait for its result."""
+    """Starts rendering the tiny report before the first test when a selected test that is not
+    skipped reads it; once per run: with several test processes (pytest-xdist), the first to get
+    here starts it and the others wait for its result."""
     items = request.session.items
-    if not any("tiny_report" in getattr(item, "fixturenames", ()) for item in items):
+    readers = [item for item in items if "tiny_report" in getattr(item, "fixturenames", ())]
+    if all(_skipped(item) for item in readers):
         yield None
         return
     if not os.environ.get("PYTEST_XDIST_WORKER"):

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import skewlab.operators.count_loops as count_loops
 import skewlab.state.value_state as value_state
 
@@ -27,6 +29,7 @@ def test_the_compiled_cores_are_the_ones_in_use_here():
     assert (value_state.IMPLEMENTATION, count_loops.IMPLEMENTATION) == ("compiled", "compiled")
 
 
+@pytest.mark.long
 def test_the_pure_python_cores_pass_the_same_tests():
     # a fresh run, not this test process's worker (pytest-xdist's variables left out)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}

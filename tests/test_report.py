@@ -51,6 +51,7 @@ def test_notebooks_import_from_the_public_api_only():
         assert imports and set(imports) <= {"skewlab"}, f"{path.name}: {sorted(set(imports))}"
 
 
+@pytest.mark.long
 def test_every_notebook_executes_and_renders_self_contained_html(tiny_report):
     assert [nb.name for nb in tiny_report.notebooks] == [p.stem for p in notebook_paths()]
     failures = {nb.name: nb.error for nb in tiny_report.notebooks if not nb.ok}
@@ -65,6 +66,7 @@ def test_every_notebook_executes_and_renders_self_contained_html(tiny_report):
         assert all(c.get("execution_count") for c in executed.cells if c.cell_type == "code")
 
 
+@pytest.mark.long
 def test_index_links_every_notebook_with_a_summary(tiny_report):
     index = tiny_report.index.read_text(encoding="utf-8")
     assert 'data-state="complete"' in index and "Incomplete" not in index
@@ -73,6 +75,7 @@ def test_index_links_every_notebook_with_a_summary(tiny_report):
         assert nb.summary and nb.summary in index.replace("&#x27;", "'")
 
 
+@pytest.mark.long
 def test_every_measuring_chapter_shows_its_claims_and_the_index_counts_them(tiny_report):
     index = tiny_report.index.read_text(encoding="utf-8")
     claims = json.loads(tiny_report.index.with_name("claims.json").read_text())
@@ -90,6 +93,7 @@ def test_every_measuring_chapter_shows_its_claims_and_the_index_counts_them(tiny
     assert buffering["buffer_wins_at_20_keys"]["reference"] == "held"
 
 
+@pytest.mark.long
 def test_each_page_shows_one_parameters_cell_a_code_toggle_and_the_glossary(tiny_report):
     assert "key group" in (tiny_report.index.parent / "glossary.html").read_text()
     assert 'href="glossary.html"' in tiny_report.index.read_text(encoding="utf-8")
@@ -248,6 +252,7 @@ def test_a_report_whose_last_notebook_kills_the_kernel_still_ends_and_names_its_
     assert result.java_options == report_java_options("tiny")
 
 
+@pytest.mark.long
 def test_every_chapter_page_asks_its_question_at_the_top_and_answers_it_from_its_claims(
     tiny_report,
 ):
@@ -261,6 +266,7 @@ def test_every_chapter_page_asks_its_question_at_the_top_and_answers_it_from_its
             assert answered > asked and record.question in page[answered:], nb.name
 
 
+@pytest.mark.long
 def test_the_tiny_report_starts_spark_once_and_says_where(tiny_report):
     spark = [nb.timing.spark for nb in tiny_report.notebooks]
     assert spark[0] > 0 and all(s == 0 for s in spark[1:])  # 00 starts Spark, the rest share it
@@ -368,6 +374,7 @@ def test_a_report_starts_spark_with_the_quick_jit_at_the_short_sizes_unless_told
     assert os.environ[JAVA_OPTIONS_ENV] == "-Xss4m"
 
 
+@pytest.mark.long
 def test_the_tiny_report_says_which_options_its_spark_jvm_ran_with(tiny_report):
     from skewlab.report.render import QUICK_JIT
 

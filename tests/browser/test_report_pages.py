@@ -15,6 +15,7 @@ CHARTS_DRAWN = """() => {
 }"""
 
 
+@pytest.mark.long
 def test_every_report_page_draws_legible_charts_offline(tiny_report, page, interactions):
     asked: list[str] = []
 
@@ -83,6 +84,7 @@ def test_the_chart_check_sees_a_legend_over_an_axis_title_and_an_axis_without_la
     )
 
 
+@pytest.mark.long
 def test_the_code_toggle_hides_and_shows_the_code_cells_offline(tiny_report, page):
     nb = tiny_report.notebooks[3]  # 03_buffering: code cells, charts and a claims table
     page.goto(nb.html.as_uri())
@@ -101,6 +103,7 @@ def test_the_code_toggle_hides_and_shows_the_code_cells_offline(tiny_report, pag
 STEP_THROUGHS = ["00_hot_keys", "02_salting", "03_buffering", "04_state_cache", "06_rescaling"]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("chapter", STEP_THROUGHS)
 def test_a_step_through_plays_and_a_prediction_is_answered_in_the_report_page(
     tiny_report, page, interactions, chapter

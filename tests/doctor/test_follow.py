@@ -86,6 +86,7 @@ def check_window(
         assert (h["windows_hot"], h["hot_since"]) == (run, window["window"] - run + 1)
 
 
+@pytest.mark.long
 def test_a_writer_drops_files_while_the_doctor_follows_and_ctrl_c_prints_the_summary(tmp_path):
     folder, checkpoint = tmp_path / "incoming", tmp_path / "checkpoint"
     folder.mkdir()

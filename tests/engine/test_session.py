@@ -118,6 +118,7 @@ def test_local_cluster_gives_the_same_digest_as_pure_python(local_cluster):
     assert spark_digest == python_digest
 
 
+@pytest.mark.long
 def test_skewlab_java_options_reach_the_driver_jvm_and_a_bad_one_is_refused_before_it_starts():
     script = textwrap.dedent(
         """

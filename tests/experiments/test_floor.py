@@ -97,6 +97,7 @@ def test_the_view_pass_through_emits_every_view_once_into_the_sink(spark, p):
     assert sum(sum(m.latency) for m in out.metrics) == 3_001  # one latency per emission
 
 
+@pytest.mark.long
 def test_every_part_of_both_jobs_is_measured_and_every_record_is_emitted(spark):
     result = run_experiment("tiny", progress=False, spark=spark)
     s = result.summary

@@ -24,6 +24,7 @@ def tiny(spark):
     return hot_partition.run_experiment("tiny", progress=False, spark=spark)
 
 
+@pytest.mark.long
 def test_the_run_counts_every_view_as_spark_sql_does_and_names_tweet_0s_partition(tiny):
     s, settings = tiny.summary, size_settings("hot_partition", "tiny")
     assert s["digest_matches_reference"] is True
@@ -42,6 +43,7 @@ def test_the_run_counts_every_view_as_spark_sql_does_and_names_tweet_0s_partitio
     assert 0 < s["hot_partition_time_share"] <= 1
 
 
+@pytest.mark.long
 def test_spark_refuses_transform_with_state_on_its_default_provider(tiny):
     said = tiny.summary["default_provider_error"]
     assert "STORE_BACKEND_NOT_SUPPORTED_FOR_TWS" in said and "RocksDBStateStoreProvider" in said
@@ -51,6 +53,7 @@ def test_spark_refuses_transform_with_state_on_its_default_provider(tiny):
     )
 
 
+@pytest.mark.long
 def test_a_saved_result_draws_the_same_run_as_this_one(tiny):
     saved = json.loads(json.dumps({"size": "tiny", "summary": tiny.summary}))
     run, hot = hot_partition_shown(saved)
@@ -60,6 +63,7 @@ def test_a_saved_result_draws_the_same_run_as_this_one(tiny):
     assert len(run.extra["batches"]) == -(-settings["n_views"] // settings["rows_per_trigger"])
 
 
+@pytest.mark.long
 def test_the_printed_summary_names_the_partition_and_spark_s_line(tiny):
     text = format_hot_partition_summary(tiny)
     assert f"partition {tiny.summary['hot_partition']} of 4 holds tweet-0" in text

@@ -38,6 +38,7 @@ def floor(spark):
     )
 
 
+@pytest.mark.long
 def test_sorted_input_finishes_under_a_cap_where_the_heap_runs_out_of_memory(capped):
     s = capped.summary
     by_cap = {e["cap_mb"]: e for e in s["by_cap"]}
@@ -76,6 +77,7 @@ def test_below_the_workers_own_floor_neither_side_starts_and_no_cap_separates_th
     assert {t.name for t in figure.data} == {memory_cap.FINISHED, WORKER_DID_NOT_START}
 
 
+@pytest.mark.long
 def test_the_claim_holds_over_the_run_and_the_text_says_whose_runs(capped):
     rule = claim("sorted_input", "sorted_finishes_where_heap_runs_out")
     outcome = rule.evaluate(capped)

@@ -40,6 +40,7 @@ def admission():
     return cache_admission.run_experiment("tiny", progress=False)
 
 
+@pytest.mark.long
 def test_every_run_of_every_side_ends_with_the_reference_digest_at_both_sizes(result):
     settings = size_settings("splitting", "tiny")
     workloads = len(settings["tweets"]) * len(settings["skews"])
@@ -60,6 +61,7 @@ def test_every_run_of_every_side_ends_with_the_reference_digest_at_both_sizes(re
         assert row["digest_matches_reference"]
 
 
+@pytest.mark.long
 def test_the_routed_stage_carries_every_record_and_the_summary_every_headline(result):
     for row in result.rows:
         assert sum(row["subtask_records"]) == row["records_processed"]
@@ -76,6 +78,7 @@ def test_the_routed_stage_carries_every_record_and_the_summary_every_headline(re
             assert intervals[f"speedup_over_naive_{side}"]["runs"] == 1
 
 
+@pytest.mark.long
 def test_replicas_per_hot_key_follow_each_scheme(result):
     p = result.summary["headline_point"]["parallelism"]
     s = result.summary
@@ -86,6 +89,7 @@ def test_replicas_per_hot_key_follow_each_scheme(result):
     assert s["imbalance_max_over_mean_pkg"] < s["imbalance_max_over_mean_naive"]
 
 
+@pytest.mark.long
 def test_the_simulated_routing_covers_every_side_and_parallelism(result):
     settings = size_settings("splitting", "tiny")
     simulated = result.summary["simulated"]
@@ -95,6 +99,7 @@ def test_the_simulated_routing_covers_every_side_and_parallelism(result):
     assert all(r["simulated"] and r["imbalance_max_over_mean"] >= 1 for r in simulated)
 
 
+@pytest.mark.long
 def test_the_model_rests_on_the_runs_it_was_calibrated_on(result):
     # its premise: the merge receives one partial per record (so its loads are naive's)
     for row in result.rows:
@@ -123,6 +128,7 @@ def test_the_model_rests_on_the_runs_it_was_calibrated_on(result):
         assert checks["naive"]["predicted_over_measured"] >= 1 - 1e-9
 
 
+@pytest.mark.long
 def test_the_simulated_throughput_is_over_naive_at_every_parallelism(result):
     s = result.summary
     if "simulated_at_parallelism" not in s:  # no calibration (see the test above)
@@ -146,6 +152,7 @@ def test_the_simulated_throughput_is_over_naive_at_every_parallelism(result):
     assert all(s[f"simulated_speedup_over_naive_{k}"] == v for k, v in headline.items())
 
 
+@pytest.mark.long
 def test_the_printed_summary_and_table_say_whose_figures_they_are(result):
     text = format_splitting_summary(result)
     assert text.startswith("this run (tiny, this machine): job throughput by slope")
@@ -159,6 +166,7 @@ def test_the_printed_summary_and_table_say_whose_figures_they_are(result):
     assert throughput_figure(result).layout.title.text.startswith("This run (tiny")
 
 
+@pytest.mark.long
 def test_notebook_10s_splitting_section_draws_this_run_as_this_runs(result):
     """Notebook 10 runs its key-splitting section live at the full size only (a tiny or quick
     report shows the shipped reference's runs): the calls its cells make on a live run, made
@@ -205,6 +213,7 @@ def test_the_references_printouts_are_headed_by_the_reference():
         assert describe_policies(saved).startswith("The reference (full, measured")
 
 
+@pytest.mark.long
 def test_the_chapters_claims_read_this_tiny_run(result, admission):
     outcomes = {
         c.id: c.evaluate(result if c.source == "splitting" else admission)

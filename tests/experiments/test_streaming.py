@@ -25,6 +25,7 @@ def tiny(spark):
     return streaming.run_experiment("tiny", parallelism=2, progress=False, spark=spark)
 
 
+@pytest.mark.long
 def test_every_run_matches_the_reference_and_the_summary_has_its_keys(tiny):
     assert isinstance(tiny, BenchResult) and len(tiny.rows) == 3
     assert {r["variant"] for r in tiny.rows} == {"per-record", "per-batch", "builtin"}
@@ -53,6 +54,7 @@ def test_every_run_matches_the_reference_and_the_summary_has_its_keys(tiny):
     json.dumps(tiny.to_json_dict(), default=float)
 
 
+@pytest.mark.long
 def test_the_rescale_section_keeps_partitions_on_restart_and_repartitions_exactly(tiny):
     rescale = tiny.summary["rescale"]
     assert (rescale["restart_asked"], rescale["restart_kept"]) == (3, 4)
@@ -74,12 +76,14 @@ def test_the_rescale_section_keeps_partitions_on_restart_and_repartitions_exactl
     assert rescale["ok"]
 
 
+@pytest.mark.long
 def test_the_summary_carries_every_headline_ratio_bench_compare_reads(tiny):
     from skewlab.experiments.chapters import headline_ratios
 
     assert all(tiny.summary[key] is not None for key in headline_ratios("streaming"))
 
 
+@pytest.mark.long
 def test_the_chapters_claims_read_this_tiny_run(tiny):
     outcomes = {c.id: c.evaluate(tiny) for c in chapter_claims("streaming")}
     ratio = tiny.summary["per_batch_over_per_record_at_20_keys"]
@@ -148,6 +152,7 @@ def test_the_latency_claim_rests_on_enough_micro_batches(short, long, status):
     assert f"over {len(short)} micro-batches" in outcome.text
 
 
+@pytest.mark.long
 def test_notebook_08s_sections_draw_this_run_as_this_runs(tiny):
     """Notebook 08 runs its throughput, latency and rescale sections live at the full size only
     (a tiny or quick report shows the shipped reference's runs): the calls its cells make on a

@@ -240,6 +240,7 @@ def check_failure_rows(rows: list[dict], rescale: bool = True) -> None:
                 assert row["restored_from"] == [] and row["skipped"] == 0, row
 
 
+@pytest.mark.long
 def test_an_injected_failure_is_recovered_from_checkpoints_with_task_retries():
     """local[2,4]: local mode with up to 4 attempts per task (local[*] does not retry). The
     script's failures only: its rescales need no retries, and the rescale tests above run them

@@ -101,6 +101,7 @@ def test_the_partition_that_holds_the_hot_key_is_the_slowest_in_every_batch(spar
     assert sum(b["partition"] == hot for b in batches) >= 2, batches
 
 
+@pytest.mark.long
 def test_a_query_stopped_mid_stream_resumes_to_the_reference_counting_no_record_twice(
     spark, tmp_path
 ):
@@ -126,6 +127,7 @@ def test_a_query_stopped_mid_stream_resumes_to_the_reference_counting_no_record_
     views.unpersist()
 
 
+@pytest.mark.long
 def test_a_failing_micro_batch_is_named_and_the_checkpoint_resumes(spark, tmp_path):
     views = generate_views(spark, ViewSpec(900, 100, 10, seed=7))
     reference = result_digest(spark_reference_aggregate(views))

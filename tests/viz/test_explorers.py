@@ -84,6 +84,7 @@ def test_buffering_explorer_measures_on_run(spark):
     assert explorer.figures[0].layout.title.text.startswith("5 tweets:")
 
 
+@pytest.mark.long
 def test_streaming_explorer_streams_at_the_chosen_trigger_interval(spark):
     from skewlab.viz.streaming import streaming_explorer
 
