@@ -25,9 +25,10 @@ Python workers, a subprocess, a streaming trigger). ``-n 0`` runs them in this p
 
 The tiny report is rendered once per run that selects a test reading it (every such test is
 ``long``), in a process of its own at a low priority, from the first test on (with two test
-processes, the first to ask starts it and the other waits for its result); the files that read
-it run after every other and the browser tests last, so that it is ready when the first test
-that reads it starts.
+processes, the first to ask starts it and the other waits for its result). The files that read
+it are sorted after every other and the browser tests last, so that in one process it is ready
+when the first test that reads it starts; with two, pytest-xdist sends the files with the most
+tests first whatever this order, so a reader may wait on the report.
 """
 
 from __future__ import annotations
@@ -227,20 +228,17 @@ def pytest_addoption(parser):
 LONG_CHECKS = ("long", "e2e", "cluster")
 
 
-def _skipped(item) -> bool:
-    return item.get_closest_marker("skip") is not None
+def _reads_tiny_report(item) -> bool:
+    return "tiny_report" in getattr(item, "fixturenames", ())
 
 
 def pytest_collection_modifyitems(config, items):
     """The long end-to-end checks (markers ``long``, ``e2e`` and ``cluster``) are skipped, with
     a line saying how to run them, unless ``--e2e`` is given; the files that read the tiny
-    report run after every other, the browser tests last (each group in its own order): the
-    report renders meanwhile."""
+    report are sorted after every other, the browser tests last (each group in its own order):
+    the report renders meanwhile."""
     unmarked = [
-        item.nodeid
-        for item in items
-        if "tiny_report" in getattr(item, "fixturenames", ())
-        and not item.get_closest_marker("long")
+        i.nodeid for i in items if _reads_tiny_report(i) and not i.get_closest_marker("long")
     ]
     if unmarked:  # the README's command would render the report for them: they are long
         raise pytest.UsageError(f"a test that reads tiny_report must be marked long: {unmarked}")
@@ -250,7 +248,7 @@ def pytest_collection_modifyitems(config, items):
             if any(item.get_closest_marker(name) for name in LONG_CHECKS):
                 item.add_marker(skip)
     browser = Path(__file__).parent / "browser"
-    readers = {item.path for item in items if "tiny_report" in getattr(item, "fixturenames", ())}
+    readers = {item.path for item in items if _reads_tiny_report(item)}
 
     def place(item) -> int:
         return 2 if browser in item.path.parents else int(item.path in readers)
@@ -353,8 +351,8 @@ def _tiny_report_started(request, tmp_path_factory):
     skipped reads it; once per run: with several test processes (pytest-xdist), the first to get
     here starts it and the others wait for its result."""
     items = request.session.items
-    readers = [item for item in items if "tiny_report" in getattr(item, "fixturenames", ())]
-    if all(_skipped(item) for item in readers):
+    readers = [item for item in items if _reads_tiny_report(item)]
+    if all(item.get_closest_marker("skip") for item in readers):
         yield None
         return
     if not os.environ.get("PYTEST_XDIST_WORKER"):
