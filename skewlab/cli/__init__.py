@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.extra_args = extra
     try:
         if args.command not in _WITHOUT_CLASSIC_SPARK:
-            from skewlab.doctor.spark_connect import refuse_connect
+            from skewlab.engine.connect_scope import refuse_connect
 
             refuse_connect(args.command, getattr(args, "master", None))
         status = args.func(args)

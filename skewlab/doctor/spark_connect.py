@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 
+from skewlab.engine.connect_scope import CONNECT_SCOPE, REMOTE_ENV, refuse_connect
 from skewlab.errors import SkewlabInputError
 
 __all__ = [
@@ -31,17 +32,8 @@ __all__ = [
     "refuse_connect",
 ]
 
-#: Spark Connect's own variable for a server's URL, as pyspark reads it.
-REMOTE_ENV = "SPARK_REMOTE"
 #: The port a Spark Connect server listens on unless told otherwise.
 DEFAULT_PORT = 15002
-#: What runs over Spark Connect: the rest of the lab needs Spark's classic API (the
-#: SparkContext for parallelism and retries, the JVM's log settings, its state stores).
-CONNECT_SCOPE = (
-    "only the skew doctor runs over Spark Connect (records, --follow, --state); the lab's "
-    "experiments, benchmarks and notebooks need Spark's classic API (the SparkContext): run "
-    f"them on an embedded or cluster master, with {REMOTE_ENV} unset"
-)
 
 
 def doctor_master(remote: str | None = None) -> str:
@@ -134,24 +126,3 @@ def is_connect(spark) -> bool:
         False
     """
     return type(spark).__module__.startswith("pyspark.sql.connect")
-
-
-def refuse_connect(command: str, master: str | None = None) -> None:
-    """A one-line refusal (:data:`CONNECT_SCOPE`) for a command outside the doctor asked to
-    run over Spark Connect: ``master`` (its ``--master``), ``$SPARK_REMOTE`` or
-    ``$SKEWLAB_SPARK_MASTER`` an ``sc://`` URL.
-
-    Example::
-
-        >>> refuse_connect("run", "sc://spark.example.com:15002")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        skewlab.errors.SkewlabInputError: skewlab run cannot run over Spark Connect (sc://...): only the skew doctor ...
-    """  # noqa: E501
-    from skewlab.engine.session import MASTER_ENV
-
-    for url in (master, os.environ.get(REMOTE_ENV), os.environ.get(MASTER_ENV)):
-        if url and url.strip().startswith("sc://"):
-            raise SkewlabInputError(
-                f"skewlab {command} cannot run over Spark Connect ({url.strip()}): {CONNECT_SCOPE}"
-            )

@@ -24,6 +24,8 @@ import pandas as pd
 import plotly.io as pio
 from plotly.io.base_renderers import MimetypeRenderer
 
+from skewlab.errors import SkewlabInputError
+
 __all__ = [
     "REPORT_ENV",
     "REPORT_RENDERER",
@@ -107,10 +109,13 @@ def use_report_renderer(force: bool = False) -> bool:
 
 
 def setup_notebook() -> None:
-    """What every notebook calls once, in its import cell: pandas shows floats as a reader
+    """What every notebook calls once, in its import cell: a notebook asked to run over Spark
+    Connect (``$SPARK_REMOTE`` or ``$SKEWLAB_SPARK_MASTER`` an ``sc://`` URL) is refused in one
+    line before any work, as the lab's commands are (only the skew doctor runs there:
+    :data:`~skewlab.engine.connect_scope.CONNECT_SCOPE`); pandas shows floats as a reader
     reads them (:func:`use_readable_tables`) and, inside ``skewlab report``, plotly renders
     self-contained HTML (:func:`use_report_renderer`). Importing :mod:`skewlab.viz` does
-    neither.
+    none of it.
 
     Example::
 
@@ -120,6 +125,13 @@ def setup_notebook() -> None:
         ...     pd.get_option("display.float_format") is readable_number
         True
     """
+    from skewlab.engine.connect_scope import CONNECT_SCOPE, connect_url
+
+    url = connect_url()
+    if url is not None:
+        raise SkewlabInputError(
+            f"a notebook cannot run over Spark Connect ({url}): {CONNECT_SCOPE}"
+        )
     use_report_renderer()
     use_readable_tables()
 

@@ -63,6 +63,18 @@ def test_every_chapter_has_its_notebook_viz_and_experiment_modules(chapter_id):
         assert b.chapter == c.id
 
 
+@pytest.mark.parametrize("chapter_id", [c.id for c in CHAPTERS])
+def test_every_notebook_sets_up_before_it_starts_spark(chapter_id):
+    """``viz.setup_notebook()`` in the imports cell, before any Spark: a notebook asked to run
+    over Spark Connect is refused there, in one line, before any work."""
+    nb = json.loads((paths.notebooks_dir() / chapter(chapter_id).notebook).read_text())
+    code = ["".join(cell["source"]) for cell in nb["cells"] if cell["cell_type"] == "code"]
+    imports = code[1]  # the cell after the parameters cell
+    assert "viz.setup_notebook()" in imports, f"{chapter_id}: no setup in its imports cell"
+    before = "\n".join(code[:1]) + imports.split("viz.setup_notebook()")[0]
+    assert "spark" not in before.replace("import skewlab", ""), before
+
+
 @pytest.mark.parametrize("chapter_id", [c.id for c in CHAPTERS if c.measures])
 def test_an_experiment_module_measures_and_its_viz_module_presents(chapter_id):
     module = importlib.import_module(chapter(chapter_id).experiment_module)

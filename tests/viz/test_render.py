@@ -77,3 +77,30 @@ def test_a_log_axis_labels_its_minor_ticks_in_full():
     fig.update_yaxes(type="log")
     assert fig.layout.template.layout.yaxis.minorloglabels == "complete"
     assert fig.layout.template.layout.xaxis.minorloglabels == "complete"
+
+
+def test_a_notebook_asked_to_run_over_spark_connect_is_refused_in_one_line_before_any_work(
+    monkeypatch,
+):
+    from skewlab.engine.session import MASTER_ENV
+    from skewlab.errors import SkewlabInputError
+
+    monkeypatch.delenv(MASTER_ENV, raising=False)
+    for variable in ("SPARK_REMOTE", MASTER_ENV):
+        monkeypatch.setenv(variable, " sc://spark.example.com:15002 ")
+        with pd.option_context("display.float_format", None):
+            try:
+                setup_notebook()
+            except SkewlabInputError as refused:
+                message = str(refused)
+            else:
+                raise AssertionError(f"{variable}=sc://... was not refused")
+            assert pd.get_option("display.float_format") is None  # refused before any work
+        assert message.startswith(
+            "a notebook cannot run over Spark Connect (sc://spark.example.com:15002): only the "
+        )
+        assert "\n" not in message and "SPARK_REMOTE unset" in message
+        monkeypatch.delenv(variable)
+    monkeypatch.setenv(MASTER_ENV, "local[2]")  # a classic master is not refused
+    with pd.option_context("display.float_format", None):
+        setup_notebook()
