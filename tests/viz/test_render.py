@@ -11,6 +11,7 @@ import sys
 
 import pandas as pd
 import plotly.graph_objects as go
+import pytest
 
 from skewlab.viz.palette import TEMPLATE
 from skewlab.viz.render import REPORT_ENV, REPORT_RENDERER, setup_notebook
@@ -89,13 +90,10 @@ def test_a_notebook_asked_to_run_over_spark_connect_is_refused_in_one_line_befor
     for variable in ("SPARK_REMOTE", MASTER_ENV):
         monkeypatch.setenv(variable, " sc://spark.example.com:15002 ")
         with pd.option_context("display.float_format", None):
-            try:
+            with pytest.raises(SkewlabInputError) as refused:
                 setup_notebook()
-            except SkewlabInputError as refused:
-                message = str(refused)
-            else:
-                raise AssertionError(f"{variable}=sc://... was not refused")
             assert pd.get_option("display.float_format") is None  # refused before any work
+        message = str(refused.value)
         assert message.startswith(
             "a notebook cannot run over Spark Connect (sc://spark.example.com:15002): only the "
         )
