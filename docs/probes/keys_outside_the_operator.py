@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import random
 import statistics
 import sys
@@ -31,20 +30,22 @@ from pathlib import Path
 
 import numpy as np
 
+from skewlab.experiments.intervals import CONFIDENCE
+
 FORM_INPUTS = ("u200", "u200 sub0", "u10000", "u20000", "u50000", "z20000")
 SIDES = ("sorted", "naive_heap")
 
 
 def _spark(out: Path):
-    """A session writing an uncompressed event log into ``out``."""
-    (out / "events").mkdir(parents=True, exist_ok=True)
-    os.environ["PYSPARK_SUBMIT_ARGS"] = (
-        "--conf spark.eventLog.enabled=true --conf spark.eventLog.compress=false "
-        f"--conf spark.eventLog.dir=file://{(out / 'events').resolve()} pyspark-shell"
-    )
-    from skewlab.engine.session import get_spark
+    """A session writing an uncompressed event log into ``out`` (the driver's settings through
+    :func:`~skewlab.doctor.spark_connect.doctor_spark`, as the doctor's own)."""
+    from skewlab.doctor.spark_connect import doctor_spark
 
-    return get_spark()
+    (out / "events").mkdir(parents=True, exist_ok=True)
+    return doctor_spark(driver_config={
+        "spark.eventLog.enabled": "true", "spark.eventLog.compress": "false",
+        "spark.eventLog.dir": f"file://{(out / 'events').resolve()}",
+    })  # fmt: skip
 
 
 def _run(log, spark, views, strategy, job, **fields) -> None:
@@ -60,6 +61,7 @@ def _run(log, spark, views, strategy, job, **fields) -> None:
 
 def measure_keys(out: Path, rounds: int = 4) -> None:
     """Sorted input over the whole of uniform view sets of ever more tweets."""
+    from skewlab.aggregates import result_digest, spark_reference_aggregate
     from skewlab.doctor.catalog import strategies
     from skewlab.engine.config import JobConfig
     from skewlab.inputs.views import ViewSpec, generate_views
@@ -67,16 +69,17 @@ def measure_keys(out: Path, rounds: int = 4) -> None:
 
     spark, job = _spark(out), JobConfig(parallelism=2)
     sorted_input = strategies(2, 500)["sorted"]
-    views = {}
+    views, digests = {}, {}
     for tweets in (4000, 8000, 12000, 14000, 16000, 18000, 20000, 25000, 30000, 40000, 60000):
         views[tweets] = generate_views(spark, ViewSpec(100_000, 25_000, tweets, seed=1)).cache()
-        views[tweets].count()
+        digests[f"u{tweets}", "large"] = result_digest(spark_reference_aggregate(views[tweets]))
         run_strategy(views[tweets], sorted_input, job, spark)  # unmeasured
     with open(out / "runs.jsonl", "w") as log:
         for number in range(rounds):
             for tweets, v in views.items():
                 _run(log, spark, v, sorted_input, job, input=f"u{tweets}", side="sorted",
                      round=number, which="large")  # fmt: skip
+    _check_digests(out, digests)
 
 
 def measure_form(out: Path, rounds: int) -> None:
@@ -128,8 +131,14 @@ def measure_form(out: Path, rounds: int) -> None:
                     for which in sizes:
                         _run(log, spark, views[name, which], strategy, job, input=name,
                              side=side, round=number, which=which)  # fmt: skip
+    _check_digests(out, digests)
+
+
+def _check_digests(out: Path, digests: dict[tuple[str, str], str]) -> None:
+    """Every run's result equals Spark SQL's over the same views."""
     wrong = [r for r in _runs(out) if r["digest"] != digests[r["input"], r["which"]]]
-    assert not wrong, f"{len(wrong)} runs' digests differ from Spark SQL's"
+    if wrong:
+        raise SystemExit(f"{len(wrong)} runs' digests differ from Spark SQL's")
 
 
 def _runs(out: Path) -> list[dict]:
@@ -237,19 +246,21 @@ def price_form(out: Path, k_g: dict[str, tuple[float, float]], resamples: int = 
 
     rng = random.Random(1)
     draws_of = [rng.choices(rounds, k=len(rounds)) for _ in range(resamples)]
+    tail = (1 - CONFIDENCE) / 2 * 100
     for side in SIDES:
         k_us, g_us = k_g[side]
-        point = ratios(side, rounds, k_us, g_us)
-        print(f"{side}: J {point['J'] * 1e6:.2f} us, s {point['s'] * 1e6:.2f} us, "
+        terms = {"form alone": (0, 0), "with the keys": (k_us, g_us)}
+        point = {label: ratios(side, rounds, *kg) for label, kg in terms.items()}
+        draws = {label: [ratios(side, d, *kg) for d in draws_of] for label, kg in terms.items()}
+        fitted = point["with the keys"]
+        print(f"{side}: J {fitted['J'] * 1e6:.2f} us, s {fitted['s'] * 1e6:.2f} us, "
               f"k {k_us:.1f} us, g {g_us:.2f} us; {len(rounds)} rounds")  # fmt: skip
         for name in FORM_INPUTS[2:]:
             t, _, n, new, times = slope(name, side, rounds)
             cells = []
-            for label, kk, gg in (("form alone", 0, 0), ("with the keys", k_us, g_us)):
-                value = ratios(side, rounds, kk, gg)[name]
-                ds = sorted(ratios(side, d, kk, gg)[name] for d in draws_of)
-                lo, hi = ds[int(0.025 * resamples)], ds[int(0.975 * resamples) - 1]
-                cells.append(f"{label} {value:.2f} [{lo:.2f}..{hi:.2f}]")
+            for label in terms:
+                low, high = np.percentile([d[name] for d in draws[label]], [tail, 100 - tail])
+                cells.append(f"{label} {point[label][name]:.2f} [{low:.2f}..{high:.2f}]")
             print(f"  {name:7s} new keys {new}, records {n}: job {t:.3f} "
                   f"[{min(times):.3f}..{max(times):.3f}] s; " + "; ".join(cells))  # fmt: skip
 
