@@ -1,13 +1,14 @@
 """The remedies the skew doctor weighs, one :class:`Remedy` record each: the strategy that is
-measured, how a subtask's time is priced from the cost profile, the state accesses that reach
-the disk, the memory it holds, what it costs the user, why it is fast, and when it applies.
+measured, how a subtask's operator time is priced from the cost profile, the state accesses
+that reach the disk, the memory it holds, what it costs the user, why it is fast, and when it
+applies.
 
-A subtask's time is the sum, over what it does, of the count replayed on the records
-(:mod:`skewlab.doctor.subtask_replay`) times the cost measured for it
-(:mod:`skewlab.doctor.remedy_costs`):
+A subtask's operator time is the sum, over what it does, of the count replayed on the records
+(:mod:`skewlab.doctor.subtask_replay`) times the operator's cost measured for it (its own
+timer, per subtask: :mod:`skewlab.doctor.remedy_costs`):
 
 ==============  ====================================================================  ==========
-remedy          a subtask's time                                                      disk
+remedy          a subtask's operator time                                             disk
 ==============  ====================================================================  ==========
 naive_heap      its records, each at the heap's per-record cost for its key's         --
                 density
@@ -15,11 +16,15 @@ naive_rocksdb   the same at RocksDB's                                           
 buffered        its records, each at the buffer's per-record cost for as many records     per
                 per flushed key as its flushes fold (simulated)                       flushed key
 cached          naive_heap's time + its LRU misses (simulated) x the cost of a miss   per miss
-salted          stage one: its share of the salted keys' records (each key split      R + W,
-                evenly over the salts, routed by Flink's key groups) at salting's     both
-                first-stage cost; then stage two, naive_rocksdb (the final reduce)    stages
+salted          stage two, naive_rocksdb's (the final reduce), after stage one: its   R + W,
+                share of the salted keys' records (each key split evenly over the     both
+                salts, routed by Flink's key groups) at salting's first-stage cost    stages
 sorted          its records, each at sorted input's per-record cost for its density   W per key
 ==============  ====================================================================  ==========
+
+The job's time is then :func:`job_seconds`: the longer of the busiest subtask's chain (its
+operator and Spark's side of its records) and all the work over the cores, plus each key's
+result outside the operator -- Spark's side measured per remedy in the same runs.
 
 A key's *density* is how many records it has in the input: skewlab's state (an HLL pair) costs
 more per record when dense, and the profile holds each cost at 5 .. 5,000 records per key
@@ -62,11 +67,13 @@ __all__ = [
     "CATALOG",
     "DENSITY_PRICED",
     "REMEDIES",
+    "SPARK_SIDE",
     "STATE_BYTES",
     "TRIGGER_INTERVAL_MS",
     "Pricing",
     "Remedy",
     "by_name",
+    "job_seconds",
     "knot_weights",
     "strategies",
 ]
@@ -97,6 +104,41 @@ def knot_weights(records_per_key: list[float], n: float) -> np.ndarray:
     return np.array([np.interp(math.log(n), x, unit) for unit in np.eye(len(x))])
 
 
+#: Spark's side of a remedy's job, in us: per record of the job, per record of the busiest
+#: subtask, per key's result (:func:`job_seconds`).
+SPARK_SIDE = ("job_record_us", "busiest_record_us", "key_us")
+
+
+def job_seconds(
+    operators: list[float],
+    records: list[int],
+    new_keys: float,
+    side: dict[str, float],
+    slots: int,
+) -> float:
+    """A one-stage job's time from its subtasks' operator times (``operators``, seconds, the
+    disk's included) and records: the longer of the busiest chain -- a subtask's operator and
+    Spark's side of its records (``busiest_record_us`` each) -- and all the work over the
+    ``slots`` cores (every operator and Spark's side of every record, ``job_record_us`` each),
+    then each key's result (``key_us`` for each of ``new_keys``: pickled, sent to the JVM and
+    collected to the driver outside the operator).
+
+    Example::
+
+        >>> side = {"job_record_us": 3.0, "busiest_record_us": 2.0, "key_us": 10.0}
+        >>> round(job_seconds([0.5, 0.1], [100_000, 20_000], 1_000, side, 2), 3)
+        0.71
+        >>> round(job_seconds([0.2, 0.2], [50_000, 50_000], 0, side, 2), 3)
+        0.35
+    """
+    if not operators:
+        return 0.0
+    chain = max(op + side["busiest_record_us"] * n / 1e6
+                for op, n in zip(operators, records, strict=True))  # fmt: skip
+    spread = (sum(operators) + side["job_record_us"] * sum(records) / 1e6) / slots
+    return max(chain, spread) + side["key_us"] * new_keys / 1e6
+
+
 @dataclass(frozen=True)
 class Pricing:
     """What a subtask's time is priced with: the cost profile (``costs``, per-record costs in
@@ -120,9 +162,9 @@ class Pricing:
         return lambda n: float(np.interp(math.log(n), x, y))
 
     def by_density(self, subtask: Subtask, remedy: str) -> float:
-        """A subtask's records priced by density bucket at ``remedy``'s measured per-record
-        cost (seconds)."""
-        return self.records_by_density(subtask, self.costs["per_record_us"][remedy])
+        """A subtask's operator time (seconds): its records priced by density bucket at
+        ``remedy``'s measured operator cost per record."""
+        return self.records_by_density(subtask, self.costs["operator_us"][remedy])
 
     def records_by_density(self, subtask: Subtask, table: list[float]) -> float:
         """A subtask's records priced by density bucket at ``table``'s per-record costs."""
@@ -136,16 +178,21 @@ class Pricing:
         )
 
     def folded(self, subtask: Subtask) -> float:
-        """The buffer's job time (seconds) on a subtask whose flushes fold ``records / flushed
-        keys`` records per key: its per-record cost linear in log between the profile's, held
-        at its ends."""
+        """The buffer's operator time (seconds) on a subtask whose flushes fold ``records /
+        flushed keys`` records per key: its operator cost per record linear in log between
+        the profile's, held at its ends."""
         if not subtask["flush_keys"]:
             return 0.0
         buffer = self.costs["buffer"]
         x = np.log(np.asarray(buffer["records_per_flushed_key"], dtype=float))
         per_key = subtask["records"] / subtask["flush_keys"]
-        us = float(np.interp(math.log(per_key), x, np.asarray(buffer["per_record_us"], float)))
-        return subtask["records"] * us / 1e6
+        table = np.asarray(buffer["operator_per_record_us"], float)
+        return subtask["records"] * float(np.interp(math.log(per_key), x, table)) / 1e6
+
+    def missed(self, subtask: Subtask) -> float:
+        """The cache's misses on a subtask (seconds) at the operator's measured cost of a miss
+        over the heap."""
+        return subtask["misses"] * (self.costs["operator_miss_us"] or 0.0) / 1e6
 
 
 @dataclass(frozen=True)
@@ -162,7 +209,9 @@ class Remedy:
     bounded input; ``density_priced``: the profile fits its per-record cost by density
     (``per_record_us[name]``); ``latency_as``: the remedy whose measured latency stands for
     this one's, and over how many keyed stages; ``first_stage``: a salted first stage runs
-    before this one's (its records per subtask are the salted stage-one loads).
+    before this one's (its records per subtask are the salted stage-one loads);
+    ``spark_side_as``: the remedy whose measured Spark side (:func:`job_seconds`) this one's
+    keyed stage has (default: its own).
 
     Example::
 
@@ -184,10 +233,17 @@ class Remedy:
     density_priced: bool = True
     latency_as: tuple[str, int] | None = None
     first_stage: bool = False
+    spark_side_as: str | None = None
 
     def latency_of(self) -> tuple[str, int]:
         """The remedy whose measured latency p99 is this one's, and how many stages of it."""
         return self.latency_as or (self.name, 1)
+
+    @property
+    def spark_side_of(self) -> str:
+        """The remedy whose Spark side (per job record, per busiest record, per key) is this
+        one's."""
+        return self.spark_side_as or self.name
 
 
 def _busiest_keys(replay: Replay) -> int:
@@ -253,10 +309,7 @@ CATALOG: tuple[Remedy, ...] = (
         name="cached",
         summary="an LRU cache of states in front of RocksDB",
         strategy=lambda p, entries: Cached(cache_entries=entries),
-        subtask_seconds=lambda pricing, s: (
-            pricing.by_density(s, "naive_heap")
-            + s["misses"] * (pricing.costs["miss_us"] or 0.0) / 1e6
-        ),
+        subtask_seconds=lambda pricing, s: pricing.by_density(s, "naive_heap") + pricing.missed(s),
         state_accesses=lambda s: (s["misses"], s["misses"]),
         disk_pattern=lambda replay: cached_pattern(_hit_ratio(replay)),
         memory_bytes=lambda replay, costs: (
@@ -277,6 +330,7 @@ CATALOG: tuple[Remedy, ...] = (
         strategy=lambda p, entries: Salted(salt_buckets=p),
         # stage two, the final reduce, is naive RocksDB's; stage one is priced by the model
         subtask_seconds=lambda pricing, s: pricing.by_density(s, "naive_rocksdb"),
+        spark_side_as="naive_rocksdb",
         state_accesses=lambda s: (s["records"], s["records"]),
         disk_pattern=lambda replay: naive_pattern(),
         memory_bytes=lambda replay, costs: 0,

@@ -3,9 +3,12 @@ cost profile measured on this machine (:mod:`skewlab.doctor.remedy_costs`) and t
 replayed on the user's own records (:mod:`skewlab.doctor.subtask_replay`), for each remedy of
 the catalog (:mod:`skewlab.doctor.catalog`, which says how each subtask's time is priced).
 
-A remedy's job time is its busiest subtask's time (subtasks run side by side; with more subtasks
-than the profile ran side by side, no less than their total over that many); a remedy with a
-salted first stage adds that stage's job time. With a **disk profile** (seed 000's EBS, this
+A remedy's job time is :func:`~skewlab.doctor.catalog.job_seconds` of its subtasks' operator
+times: the longer of the busiest subtask's chain (its operator and Spark's side of its records)
+and all the work over the cores the profile ran side by side (every operator and Spark's side of
+every record), plus each key's result collected outside the operator -- Spark's side measured
+per remedy in the profile's own runs; a remedy with a salted first stage adds that stage's job
+time. With a **disk profile** (seed 000's EBS, this
 machine's probe, any fio result) the state accesses that reach the disk add their modelled time
 (:mod:`skewlab.iomodel.model`): measured CPU, modelled disk, each said where it is shown.
 Latency: the profile's measured per-record p99 from a record's arrival at the operator to its
@@ -32,11 +35,20 @@ Example::
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from skewlab.doctor.catalog import CATALOG, Pricing, Remedy, by_name, knot_weights
+from skewlab.doctor.catalog import (
+    CATALOG,
+    SPARK_SIDE,
+    Pricing,
+    Remedy,
+    by_name,
+    job_seconds,
+    knot_weights,
+)
 from skewlab.doctor.subtask_replay import bucket_records_per_key
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.intervals import CONFIDENCE, RESAMPLES, median_draws
@@ -95,22 +107,45 @@ def naive_subtask_rate(replay: dict[str, Any], costs: dict[str, Any]) -> float:
     return 1e6 / cost(mean_density(replay))
 
 
-def _job_at(
+@dataclass(frozen=True)
+class _Priced:
+    """A remedy's priced parts on the user's records: per subtask its operator time (``cpu``,
+    measured), its modelled disk time (``io``) and its records; the keys whose results the job
+    collects (``new_keys``); its Spark side (``side``, us); a salted first stage's times
+    (``first``: measured, modelled)."""
+
+    cpu: list[float]
+    io: list[float]
+    records: list[int]
+    new_keys: float
+    side: dict[str, float]
+    first: tuple[list[float], list[float]] | None
+
+    def job_at(self, scale: float, slots: int) -> tuple[float, list[float]]:
+        """The job time and the subtasks' busy times, the measured part (the operators, Spark's
+        side, a first stage) scaled by ``scale``, the modelled disk not."""
+        side = {k: self.side[k] * scale for k in SPARK_SIDE}
+        operators = [c * scale + i for c, i in zip(self.cpu, self.io, strict=True)]
+        seconds = job_seconds(operators, self.records, self.new_keys, side, slots)
+        busy = [op + side["busiest_record_us"] * n / 1e6
+                for op, n in zip(operators, self.records, strict=True)]  # fmt: skip
+        if self.first is None:
+            return seconds, busy
+        return _with_first_stage(seconds, busy, scale, self.first, slots)
+
+
+def _with_first_stage(
+    seconds: float,
+    busy: list[float],
     scale: float,
-    cpu: list[float],
-    io: list[float],
-    first: tuple[list[float], list[float]] | None,
+    first: tuple[list[float], list[float]],
     slots: int,
 ) -> tuple[float, list[float]]:
-    """A remedy's job time and its subtasks' busy times, its measured part (``cpu``, and a
-    salted first stage's, ``first``) scaled by ``scale``, the modelled disk (``io``) not."""
-    busy = [c * scale + i for c, i in zip(cpu, io, strict=True)]
-    seconds = _job_seconds(busy, slots)
-    if first is not None:
-        stage = [c * scale + i for c, i in zip(*first, strict=True)]
-        seconds += _job_seconds(stage, slots)
-        busy = [a + b for a, b in zip(stage, busy, strict=False)]
-    return seconds, busy
+    """A salted job: its first stage's job time (measured, scaled, and the modelled disk)
+    before the keyed stage's."""
+    stage = [c * scale + i for c, i in zip(*first, strict=True)]
+    busy = [a + b for a, b in zip(stage, busy, strict=False)]
+    return seconds + _job_seconds(stage, slots), busy
 
 
 def scale_draws(
@@ -160,11 +195,14 @@ def predict_remedies(
     salt_buckets: int | None = None,
     samples: int = 20_000,
     catalog: tuple[Remedy, ...] = CATALOG,
+    new_keys: float | None = None,
 ) -> dict[str, Any]:
     """Every remedy's predicted job throughput, latency and costs at the replay's parallelism
     (see the module doc); ``stage_one_loads`` are salting's first-stage records per subtask
     with ``salt_buckets`` salts per key (default: the parallelism); ``catalog``: the remedies
-    weighed (:data:`~skewlab.doctor.catalog.CATALOG`).
+    weighed (:data:`~skewlab.doctor.catalog.CATALOG`); ``new_keys``: the keys whose results
+    the job collects (default: every key of the replay; a job time by slope collects only the
+    keys the larger input adds, :func:`~skewlab.doctor.remedy_costs.new_keys_by_slope`).
 
     Example::
 
@@ -186,20 +224,27 @@ def predict_remedies(
     first_cpu = _first_stage_seconds(replay, pricing, stage_one_loads)
     # a salted key's first stage reads and writes its state once per record
     first_io = io([(n, n) for n in stage_one_loads])
+    keys = replay["keys"] if new_keys is None else new_keys
     rows = []
     for remedy in catalog:
         own_io = io([remedy.state_accesses(s) for s in subtasks])
-        cpu = [remedy.subtask_seconds(pricing, s) for s in subtasks]
-        first = (first_cpu, first_io) if remedy.first_stage else None
-        seconds, busy = _job_at(1.0, cpu, own_io, first, slots)
+        priced = _Priced(
+            cpu=[remedy.subtask_seconds(pricing, s) for s in subtasks],
+            io=own_io,
+            records=[s["records"] for s in subtasks],
+            new_keys=keys,
+            side=costs["spark_side"][remedy.spark_side_of],
+            first=(first_cpu, first_io) if remedy.first_stage else None,
+        )
+        seconds, busy = priced.job_at(1.0, slots)
         disk_seconds = sum(own_io) + (sum(first_io) if remedy.first_stage else 0.0)
         draws = scale_draws(costs, remedy.name, density)
         interval = None
         if draws is not None:
             tail = (1 - CONFIDENCE) / 2 * 100
             ends = np.percentile(draws, [tail, 100 - tail])
-            fastest = _job_at(float(ends[0]), cpu, own_io, first, slots)[0]
-            slowest = _job_at(float(ends[1]), cpu, own_io, first, slots)[0]
+            fastest = priced.job_at(float(ends[0]), slots)[0]
+            slowest = priced.job_at(float(ends[1]), slots)[0]
             if fastest > 0:
                 interval = [replay["records"] / slowest, replay["records"] / fastest]
         latency_name, stages = remedy.latency_of()

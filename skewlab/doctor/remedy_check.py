@@ -71,8 +71,14 @@ from skewlab.aggregates.digest import result_digest
 from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.doctor.catalog import strategies
 from skewlab.doctor.remedies import mean_density, predict_remedies, scale_draws
+from skewlab.doctor.remedy_costs import (
+    BALANCED,
+    alone_spec,
+    load_cost_profile,
+    new_keys_by_slope,
+    view_sets,
+)
 from skewlab.doctor.remedy_costs import _row as profile_row
-from skewlab.doctor.remedy_costs import load_cost_profile
 from skewlab.doctor.remedy_costs import summarize as summarize_profile
 from skewlab.doctor.subtask_replay import (
     DEFAULT_BUFFER_MAX_COUNT,
@@ -234,10 +240,10 @@ def run_experiment(
     max_count = DEFAULT_BUFFER_MAX_COUNT if in_session else stored["buffer"]["max_count"]
     compared = strategies(p, cache_entries)
     specs = workloads(settings["n_views"], settings["n_users"], settings["n_tweets"])
-    profile_specs = _profile_specs(size) if in_session else {}
+    profile_specs, alone = _profile_specs(size) if in_session else ({}, None)
 
     spark = spark or get_spark()
-    n_inputs = len(specs) + len(profile_specs)
+    n_inputs = len(specs) + (len(profile_specs) + 1 if in_session else 0)
     bar = tqdm(
         total=len(compared) * (1 + n_inputs * (WARM_ROUNDS + 2 * runs)),
         desc=EXPERIMENT,
@@ -247,19 +253,26 @@ def run_experiment(
     rows, profile_rows, checks = [], [], []
     with ExitStack() as stack:
         inputs = {name: stack.enter_context(w.slope_input(spark)) for name, w in specs.items()}
-        inputs |= {name: stack.enter_context(SlopeInput(spark, spec))
-                   for name, spec in profile_specs.items()}  # fmt: skip
+        sets: dict[str, tuple[ViewSpec, str]] = {}
+        if in_session:
+            profile_inputs, sets = view_sets(
+                spark, stack, list(profile_specs.values()), alone, p, prefix="profile: "
+            )
+            inputs |= profile_inputs
+        new_keys = {name: new_keys_by_slope(views) for name, views in inputs.items()}
         replays, loads, densities = {}, {}, {}
         for name, views in inputs.items():
+            if name in sets and sets[name][1] != BALANCED:
+                continue
             bar.set_postfix_str(f"{name}: the doctor's replay")
             # the doctor predicts the larger run, the one whose records the slope is scaled to
             replay = replay_subtasks(
                 views.large, "tweet_id", parallelism=p, cache_entries=cache_entries,
                 buffer_max_count=max_count,
             )  # fmt: skip
-            if name in profile_specs:  # the busiest subtask's keys by density, as the profile
+            if name in sets:  # the busiest subtask's keys by density, as the profile
                 busiest = max(replay["subtasks"], key=lambda s: s["records"])
-                densities[str(profile_specs[name].n_tweets)] = busiest["density"]
+                densities[str(sets[name][0].n_tweets)] = busiest["density"]
                 continue
             replays[name] = replay
             loads[name] = salted_stage_one_loads(views.large, "tweet_id", salt_buckets=p,
@@ -268,8 +281,8 @@ def run_experiment(
         for name, run in measure_interleaved(
             spark, compared, job, inputs, runs, max_rounds=settings.get("max_rounds"), bar=bar
         ):
-            if name in profile_specs:
-                profile_rows.append(profile_row(run, profile_specs[name]))
+            if name in sets:
+                profile_rows.append(profile_row(run, sets[name][0], new_keys[name], sets[name][1]))
                 continue
             rows.append(_row(name, run, p))
             measured[name].setdefault(run.side, []).append(rows[-1])
@@ -286,7 +299,8 @@ def run_experiment(
     def priced_checks(costs_used: Mapping[str, Any]) -> list[dict]:
         return [
             _check(name, replays[name], predict_remedies(replays[name], loads[name], costs_used,
-                                                         bounded=True, salt_buckets=p),
+                                                         bounded=True, salt_buckets=p,
+                                                         new_keys=new_keys[name]),
                    measured[name], workload, costs_used)
             for name, workload in specs.items()
         ]  # fmt: skip
@@ -320,20 +334,25 @@ SESSION_SOURCE = (
 )
 
 
-def _profile_specs(size: str) -> dict[str, ViewSpec]:
+def _profile_specs(size: str) -> tuple[dict[str, ViewSpec], ViewSpec]:
     """The cost profile's view sets at ``size`` (its settings, seed :data:`PROFILE_SEED`), by
-    input name.
+    input name, and the one it runs with subtask 0's keys alone
+    (:data:`~skewlab.doctor.remedy_costs.ALONE`).
 
     Example::
 
-        >>> list(_profile_specs("full"))
+        >>> specs, alone = _profile_specs("full")
+        >>> list(specs)
         ['profile: 20 keys', 'profile: 200 keys', 'profile: 2000 keys', 'profile: 20000 keys']
+        >>> alone.n_tweets
+        200
     """
     s = size_settings(PROFILE, size)
-    return {
+    specs = {
         f"profile: {k} keys": ViewSpec(s["n_views"], s["n_users"], k, seed=PROFILE_SEED)
         for k in s["cardinalities"]
     }
+    return specs, alone_spec(s["n_views"], s["n_users"], s["cardinalities"], PROFILE_SEED)
 
 
 def _priced_with(costs: Mapping[str, Any], checks: Sequence[Mapping[str, Any]], runs: int):

@@ -14,7 +14,10 @@ measure is the seed's own, **job time**, with its fixed part (Spark's job start,
 worker, the collect) cancelled rather than estimated: every round runs each remedy over the same
 views at two sizes (a quarter of the views, then all of them) and the job's cost per record is
 the slope between the two; ``job_seconds_by_slope`` is that cost times the records of the
-larger run, the job's time without its fixed part. The profile derived from the runs
+larger run, the job's time without its fixed part. One view set more runs with only the keys
+Flink's key groups route to subtask 0 (:data:`ALONE`: the other core idle), where the job is the
+busiest subtask's chain alone. Every run's operator time is read per subtask (the operators' own
+timers) and taken by the same slope. The profile derived from the runs
 (``summary["cost_profile"]``):
 
 ==============  ============================================================================
@@ -22,10 +25,17 @@ larger run, the job's time without its fixed part. The profile derived from the 
                 busiest subtask's records, in us -- everything a record costs the job (Spark's
                 source, key group, shuffle, Arrow, the operator, the emission, the collect) on
                 the subtask that decides the job's time
+``operator_us``  per remedy and density: the operator's own time per record of the busiest
+                subtask, in us -- what the doctor prices each subtask's records with
+``spark_side``  per remedy (salting's keyed stage has naive RocksDB's): Spark's side of the
+                job apart from the operators, in us -- per record of the job, per record of
+                the busiest subtask running alone, per key's result
+                (:func:`spark_side`, the form of :func:`~skewlab.doctor.catalog.job_seconds`)
 ``miss_us``     the cache's extra job time per miss over the heap (a RocksDB read, an
-                eviction's write-back), fitted through the origin over the cardinalities
-``buffer``      the buffer's job time per record taken in and per flushed key (one state read
-                and write, one partial emitted), fitted by least squares
+                eviction's write-back), fitted through the origin over the cardinalities;
+                ``operator_miss_us`` the same of the operators' time
+``buffer``      the buffer's job time per record (``per_record_us``) and its operator's
+                (``operator_per_record_us``) by records folded per flushed key
 ``salted_stage_one_us``  per density: salting's first stage per record on its busiest subtask
                 (salted job time minus naive RocksDB's, whose reduce is salting's final stage)
 ``latency_p99_ms``  per remedy and density: the runs' per-record operator latency p99
@@ -46,6 +56,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -58,6 +69,7 @@ from skewlab.doctor.catalog import (
     CATALOG,
     TRIGGER_INTERVAL_MS,
     Remedy,
+    job_seconds,
     knot_weights,
     strategies,
 )
@@ -74,27 +86,87 @@ from skewlab.experiments.chapters import resolve_runs, size_settings
 from skewlab.experiments.intervals import median_estimate
 from skewlab.experiments.matched_rounds import measure_interleaved
 from skewlab.experiments.results import BenchResult, latest_result
-from skewlab.experiments.rounds import WARM_ROUNDS, SlopeInput, slope_fields, warm_up
+from skewlab.experiments.rounds import (
+    SLOPE_FRACTION,
+    WARM_ROUNDS,
+    SlopeInput,
+    slope_fields,
+    warm_up,
+)
 from skewlab.inputs.views import ViewSpec
 from skewlab.validation import check_whole
 
 __all__ = [
+    "ALONE",
+    "BALANCED",
     "EXPERIMENT",
     "HEADLINES",
     "MEASURE",
     "NoCostPerRecord",
+    "SubtaskSlopeInput",
+    "alone_spec",
     "cost_profile",
     "load_cost_profile",
+    "new_keys_by_slope",
     "run_experiment",
+    "spark_side",
+    "view_sets",
 ]
 
 EXPERIMENT = "remedy_costs"
+#: The rows' operator times by slope: the busiest subtask's, and all the last stage's.
+OPERATOR = "busiest_operator_seconds"
+OPERATOR_ALL = "operator_seconds_by_slope"
 #: What the profile's job times are: the per-record cost by slope times the larger run's records.
 MEASURE = "job_seconds_by_slope"
 #: A cost profile has no headline ratio (it is what the doctor's predictions are made of).
 HEADLINES: dict[str, float | None] = {}
 #: The sizes of a profile measured here, in the order the doctor prefers them.
 SIZES_PREFERRED = ("full", "quick", "tiny")
+
+
+#: The view sets a profile runs: each cardinality's views as generated (every subtask busy)...
+BALANCED = "balanced"
+#: ... and one cardinality's views with only the keys subtask 0 holds (the others idle), where
+#: the job is the busiest subtask's chain alone: what Spark's side costs a record there.
+ALONE = "subtask 0 alone"
+#: The cardinality whose views run alone: few keys, none new between the two sizes.
+ALONE_CARDINALITY = 200
+SIZES = ("small", "large")
+
+
+class SubtaskSlopeInput(SlopeInput):
+    """``spec``'s views at the slope's two sizes with only the records whose keys Flink's key
+    groups route to ``subtask`` of ``parallelism`` (:func:`~skewlab.engine.routing.
+    with_key_groups`), cached with their Spark SQL reference digests, as
+    :class:`~skewlab.experiments.rounds.SlopeInput` holds the whole views.
+
+    Example::
+
+        >>> with SubtaskSlopeInput(spark, ViewSpec(20_000, 5_000, 200), 2) as views:
+        ...     views.n_large < 20_000                                      # doctest: +SKIP
+        True
+    """
+
+    def __init__(self, spark, spec: ViewSpec, parallelism: int, subtask: int = 0) -> None:
+        from pyspark.sql import functions as F
+
+        from skewlab.aggregates.digest import result_digest
+        from skewlab.aggregates.reference import spark_reference_aggregate
+        from skewlab.engine.routing import KEY_GROUP, OPERATOR, with_key_groups
+        from skewlab.inputs.views import generate_views
+
+        max_p = JobConfig(parallelism=parallelism).resolved(parallelism).max_parallelism
+        self.spec = spec
+        self.views, self.references, counts = {}, {}, {}
+        small = dataclasses.replace(spec, n_views=spec.n_views // SLOPE_FRACTION)
+        for which, s in zip(SIZES, (small, spec), strict=True):
+            routed = with_key_groups(generate_views(spark, s), "tweet_id", max_p, parallelism)
+            views = routed.where(F.col(OPERATOR) == subtask).drop(OPERATOR, KEY_GROUP).cache()
+            counts[which] = views.count()
+            self.views[which] = views
+            self.references[which] = result_digest(spark_reference_aggregate(views))
+        self.n_small, self.n_large = counts["small"], counts["large"]
 
 
 class NoCostPerRecord(RuntimeError):
@@ -135,10 +207,11 @@ def run_experiment(
     job = JobConfig(parallelism=p)
     compared = strategies(p, DEFAULT_CACHE_ENTRIES, catalog)
     specs = [ViewSpec(n_views, n_users, k, seed=seed) for k in cards]
+    alone = alone_spec(n_views, n_users, cards, seed)
 
     spark = spark or get_spark()
     bar = tqdm(
-        total=len(compared) * (1 + len(cards) * (WARM_ROUNDS + 2 * runs)),
+        total=len(compared) * (1 + (len(cards) + 1) * (WARM_ROUNDS + 2 * runs)),
         desc=EXPERIMENT,
         disable=not progress,
     )
@@ -146,35 +219,99 @@ def run_experiment(
     rows: list[dict] = []
     densities: dict[str, dict] = {}
     with ExitStack() as stack:
-        inputs = {f"{spec.n_tweets} keys": stack.enter_context(SlopeInput(spark, spec))
-                  for spec in specs}  # fmt: skip
-        for spec, views in zip(specs, inputs.values(), strict=True):
+        inputs, sets = view_sets(spark, stack, specs, alone, p)
+        new_keys = {name: new_keys_by_slope(views) for name, views in inputs.items()}
+        for name, views in inputs.items():
+            if sets[name][1] != BALANCED:
+                continue
             # the busiest subtask's keys by density, in the larger run's views (the one priced)
             replay = replay_subtasks(views.large, "tweet_id", parallelism=p)
             busiest = max(replay["subtasks"], key=lambda s: s["records"])
-            densities[str(spec.n_tweets)] = busiest["density"]
-        by_name = dict(zip(inputs, specs, strict=True))
+            densities[str(sets[name][0].n_tweets)] = busiest["density"]
         for name, run in measure_interleaved(
             spark, compared, job, inputs, runs, max_rounds=settings.get("max_rounds"), bar=bar
         ):
-            rows.append(_row(run, by_name[name]))
+            rows.append(_row(run, sets[name][0], new_keys[name], sets[name][1]))
     bar.close()
     summary = summarize(rows, densities, catalog)
     summary.update(parallelism=p, n_views=n_views, seed=seed)
     return BenchResult(EXPERIMENT, size, rows, summary)
 
 
+def alone_spec(n_views: int, n_users: int, cardinalities: Sequence[int], seed: int) -> ViewSpec:
+    """The view set a profile runs with subtask 0's keys alone: :data:`ALONE_CARDINALITY` keys
+    (no more than the profile's largest cardinality), as many views as the others.
+
+    Example::
+
+        >>> alone_spec(100_000, 25_000, (20, 200, 2_000, 20_000), 7).n_tweets
+        200
+    """
+    return ViewSpec(n_views, n_users, min(ALONE_CARDINALITY, max(cardinalities)), seed=seed)
+
+
+def view_sets(
+    spark,
+    stack: ExitStack,
+    specs: Sequence[ViewSpec],
+    alone: ViewSpec,
+    parallelism: int,
+    prefix: str = "",
+) -> tuple[dict[str, SlopeInput], dict[str, tuple[ViewSpec, str]]]:
+    """The profile's inputs, entered on ``stack``: each of ``specs`` as generated, and
+    ``alone`` with subtask 0's keys only (:data:`ALONE`); by input name (``prefix`` before
+    each), with each one's spec and view set."""
+    inputs: dict[str, SlopeInput] = {}
+    sets: dict[str, tuple[ViewSpec, str]] = {}
+    for spec in specs:
+        name = f"{prefix}{spec.n_tweets} keys"
+        inputs[name] = stack.enter_context(SlopeInput(spark, spec))
+        sets[name] = (spec, BALANCED)
+    name = f"{prefix}{alone.n_tweets} keys, {ALONE}"
+    inputs[name] = stack.enter_context(SubtaskSlopeInput(spark, alone, parallelism))
+    sets[name] = (alone, ALONE)
+    return inputs, sets
+
+
 def _busiest(subtasks: list[dict], stage: str | None = None) -> dict[str, int]:
     """The subtask with the most records (of ``stage``, if given): its records and counts."""
     mine = [s for s in subtasks if stage is None or s["stage"] == stage]
     top = max(mine, key=lambda s: s["records"])
-    return {"records": top["records"], "state_reads": top["state_reads"]}
+    return {"records": top["records"], "state_reads": top["state_reads"],
+            "subtask": top["subtask"]}  # fmt: skip
 
 
-def _row(run, spec: ViewSpec) -> dict:
+def by_slope(run) -> float:
+    """What scales a difference between the two sizes to the measure's units (as
+    ``job_seconds_by_slope`` is the job's slope times the larger run's records): the larger
+    run's records over the records between the sizes."""
+    return run.large.records_processed / max(run.records, 1)
+
+
+def operator_by_slope(run, stage: str, subtask: int | None = None) -> float:
+    """The operators' time by slope on ``stage``: one subtask's (``subtask``) or all of them,
+    large run less small, scaled as :func:`by_slope` (their set-up cancelled as the job's)."""
+
+    def seconds(result) -> float:
+        return sum(s["operator_seconds"] for s in result.subtasks
+                   if s["stage"] == stage and subtask in (None, s["subtask"]))  # fmt: skip
+
+    return (seconds(run.large) - seconds(run.small)) * by_slope(run)
+
+
+def new_keys_by_slope(views: SlopeInput) -> float:
+    """The keys the larger view set has beyond the smaller one's, scaled as :func:`by_slope`:
+    what a result per key adds to a job time by slope (the keys both sizes share cancel)."""
+    small, large = (views.views[w].select("tweet_id").distinct().count() for w in SIZES)
+    return (large - small) * views.n_large / (views.n_large - views.n_small)
+
+
+def _row(run, spec: ViewSpec, new_keys: float = 0.0, view_set: str = BALANCED) -> dict:
     """One remedy's round at one cardinality: the slope's fields (both sizes' job times, the
-    per-record cost, both digests checked) and the larger run's counts on its busiest
-    subtask."""
+    per-record cost, both digests checked), the larger run's counts on its busiest subtask,
+    the operators' time by slope (the busiest subtask's and all of them, of the last keyed
+    stage), the keys new between the sizes (``new_keys``, by slope) and which of the view
+    sets (``view_set``) it ran on."""
     result = run.large
     stages = sorted({s["stage"] for s in result.subtasks})
     busiest = _busiest(result.subtasks, stages[-1])
@@ -184,7 +321,11 @@ def _row(run, spec: ViewSpec) -> dict:
         "remedy": run.side,
         "cardinality": spec.n_tweets,
         "records_per_key": spec.n_views / spec.n_tweets,
+        "view_set": view_set,
         **slope_fields(run),
+        OPERATOR: operator_by_slope(run, stages[-1], busiest["subtask"]),
+        OPERATOR_ALL: operator_by_slope(run, stages[-1]),
+        "new_keys": new_keys,
         "parallelism": result.parameters["parallelism"],
         "records_in": result.records_in,
         "records_out": result.records_out,
@@ -198,16 +339,18 @@ def _row(run, spec: ViewSpec) -> dict:
     }
 
 
-def _median(rows, remedy: str, card: int, field: str) -> float:
+def _median(rows, remedy: str, card: int | None, field: str) -> float:
+    """The median of ``field`` over ``remedy``'s rounds at ``card`` keys (None: every row)."""
     present = [
         r[field]
         for r in rows
-        if r["remedy"] == remedy and r["cardinality"] == card and r[field] is not None
+        if r["remedy"] == remedy and card in (None, r["cardinality"]) and r[field] is not None
     ]
     value = statistics.median(present) if present else None
     if field == MEASURE and (value is None or value <= 0):
+        where = f"{card:,} keys" if card is not None else "its view set"
         raise NoCostPerRecord(
-            f"{remedy} at {card:,} keys: the job took no longer over all the views than over a "
+            f"{remedy} at {where}: the job took no longer over all the views than over a "
             "quarter of them (the two sizes' times within their noise), so it has no cost per "
             "record; use more views (a larger --size)"
         )
@@ -223,8 +366,11 @@ def summarize(
     (``summary["intervals"]["job_seconds_by_slope_<remedy>_<keys>"]``: its bootstrap interval
     over the rounds); ``rounds``: per remedy and cardinality, how many (a fast remedy runs
     more: :mod:`skewlab.experiments.matched_rounds`); ``runs``: the fewest of those;
-    ``all_digests_match``."""
-    cards = sorted({r["cardinality"] for r in rows})
+    ``all_digests_match``; ``alone_set``: the same for the view set run with subtask 0's
+    keys alone (:data:`ALONE`)."""
+    alone = [r for r in rows if r.get("view_set", BALANCED) == ALONE]
+    balanced = [r for r in rows if r.get("view_set", BALANCED) == BALANCED]
+    cards = sorted({r["cardinality"] for r in balanced})
     present = [r.name for r in catalog if any(row["remedy"] == r.name for row in rows)]
     intervals: dict[str, Any] = {}
     by_slope: dict[str, dict[str, float | None]] = {}
@@ -232,15 +378,19 @@ def summarize(
     for name in present:
         by_slope[name] = {}
         rounds[name] = {
-            str(k): sum(r["remedy"] == name and r["cardinality"] == k for r in rows) for k in cards
+            str(k): sum(r["remedy"] == name and r["cardinality"] == k for r in balanced)
+            for k in cards
         }
         for k in cards:
             est = median_estimate(
-                [r[MEASURE] for r in rows if r["remedy"] == name and r["cardinality"] == k]
+                [r[MEASURE] for r in balanced if r["remedy"] == name and r["cardinality"] == k]
             )
             by_slope[name][str(k)] = None if est is None else est.value
             if est is not None:
                 intervals[f"{MEASURE}_{name}_{k}"] = est.to_json()
+        est = median_estimate([r[MEASURE] for r in alone if r["remedy"] == name])
+        if est is not None:
+            intervals[f"{MEASURE}_{name}_alone"] = est.to_json()
     try:
         profile, error = cost_profile(rows, densities, catalog), None
     except NoCostPerRecord as failed:
@@ -254,6 +404,14 @@ def summarize(
         "cost_profile_error": error,
         "densities": densities,
         MEASURE: by_slope,
+        "alone_set": {
+            "view_set": ALONE,
+            "cardinality": alone[0]["cardinality"] if alone else None,
+            MEASURE: {
+                name: (intervals.get(f"{MEASURE}_{name}_alone") or {}).get("value")
+                for name in present
+            },
+        },
         "intervals": intervals,
     }
 
@@ -290,18 +448,25 @@ def cost_profile(
         >>> from skewlab.doctor.catalog import REMEDIES
         >>> rows = [dict(remedy=r, cardinality=2, records_per_key=50.0, job_seconds_by_slope=1.0,
         ...              busiest_records=60, busiest_state_reads=30, stage_one_busiest_records=50,
-        ...              latency_p99_ms=0.01, parallelism=2) for r in REMEDIES]
-        >>> cost_profile(rows)["per_record_us"]["naive_heap"]
-        [16666.666666666668]
+        ...              busiest_operator_seconds=0.3, operator_seconds_by_slope=0.5,
+        ...              records_large=100, new_keys=0.0, latency_p99_ms=0.01, parallelism=2)
+        ...         for r in REMEDIES]
+        >>> profile = cost_profile(rows)
+        >>> profile["per_record_us"]["naive_heap"], profile["operator_us"]["naive_heap"]
+        ([16666.666666666668], [5000.0])
+        >>> profile["spark_side"]["naive_heap"]["job_record_us"]  # (2 x 1.0 - 0.5) / 100
+        15000.0
     """
+    alone = [r for r in rows if r.get("view_set", BALANCED) == ALONE]
+    rows = [r for r in rows if r.get("view_set", BALANCED) == BALANCED]
     cards = sorted({r["cardinality"] for r in rows}, reverse=True)  # densities ascending
     density = [_median(rows, catalog[0].name, k, "records_per_key") for k in cards]
 
     def med(remedy: str, k: int, field: str) -> float:
         return _median(rows, remedy, k, field)
 
-    def per_record(remedy: str) -> list[float]:
-        seconds = [med(remedy, k, MEASURE) for k in cards]
+    def per_record(remedy: str, field: str = MEASURE) -> list[float]:
+        seconds = [med(remedy, k, field) for k in cards]
         if densities is not None:
             solved = _solve_per_record(density, seconds, [densities[str(k)] for k in cards])
             if solved is not None:
@@ -320,17 +485,23 @@ def cost_profile(
         return out
 
     per_record_us = {r.name: per_record(r.name) for r in catalog if r.density_priced}
-    # the cache's misses over the heap: extra time per miss, through the origin
-    extra = np.array([med("cached", k, MEASURE) - med("naive_heap", k, MEASURE) for k in cards])
+    operator_us = {r.name: per_record(r.name, OPERATOR) for r in catalog if r.density_priced}
     misses = np.array([med("cached", k, "busiest_state_reads") for k in cards], dtype=float)
-    miss_us = float(extra @ misses / (misses @ misses) * 1e6) if misses.any() else None
+
+    def per_miss(field: str) -> float | None:
+        """The cache's extra ``field`` over the heap's per miss, through the origin."""
+        extra = np.array([med("cached", k, field) - med("naive_heap", k, field) for k in cards])
+        return float(extra @ misses / (misses @ misses) * 1e6) if misses.any() else None
+
     # the buffer: time per record by how many records a flush folds per key (records over
     # flushed keys on the busiest subtask)
     folded = [med("buffered", k, "busiest_records") / med("buffered", k, "busiest_state_reads")
               for k in cards]  # fmt: skip
-    buffered_us = [
-        med("buffered", k, MEASURE) / med("buffered", k, "busiest_records") * 1e6 for k in cards
-    ]
+
+    def buffered_us(field: str) -> list[float]:
+        return [med("buffered", k, field) / med("buffered", k, "busiest_records") * 1e6
+                for k in cards]  # fmt: skip
+
     order = np.argsort(folded)
     stage_one = [
         (med("salted", k, MEASURE) - med("naive_rocksdb", k, MEASURE))
@@ -342,12 +513,20 @@ def cost_profile(
         "parallelism": rows[0]["parallelism"],
         "records_per_key": density,
         "per_record_us": per_record_us,
-        "miss_us": miss_us,
+        "operator_us": operator_us,
+        "miss_us": per_miss(MEASURE),
+        "operator_miss_us": per_miss(OPERATOR),
         "buffer": {
             "max_count": DEFAULT_BUFFER_MAX_COUNT,
             "trigger_interval_ms": TRIGGER_INTERVAL_MS,
             "records_per_flushed_key": [folded[i] for i in order],
-            "per_record_us": [buffered_us[i] for i in order],
+            "per_record_us": [buffered_us(MEASURE)[i] for i in order],
+            "operator_per_record_us": [buffered_us(OPERATOR)[i] for i in order],
+        },
+        "spark_side": {
+            r.name: spark_side(rows, alone, r.name, int(rows[0]["parallelism"]))
+            for r in catalog
+            if r.spark_side_as is None
         },
         "cache_entries": DEFAULT_CACHE_ENTRIES,
         "salted_stage_one_us": stage_one,
@@ -357,6 +536,80 @@ def cost_profile(
         "job_rounds": {r.name: relative_rounds(r.name) for r in catalog},
         "aggregate": "seed 000's view count (an HLL pair per tweet, precision 10)",
     }
+
+
+def spark_side(
+    rows: Sequence[dict], alone: Sequence[dict], remedy: str, slots: int
+) -> dict[str, float]:
+    """``remedy``'s Spark side, in us, from its medians by slope (the form of
+    :func:`~skewlab.doctor.catalog.job_seconds`): per record of the job (``job_record_us``,
+    from the view sets with few new keys whose subtasks hold even shares of the records, where
+    the job is all the work over the cores), per record of the busiest subtask
+    (``busiest_record_us``, from the view set whose subtask 0 runs alone) and per new key
+    (``key_us``, from the view set with most new keys: what is left of its job after the rest
+    of the form; held at 0 where that is negative, ``key_us_measured`` keeping the figure).
+    Without an alone view set whose job took longer over all its views than over a quarter (a
+    tiny profile's may not) the busiest chain is priced at the job's rate, and
+    ``busiest_record_from`` says so.
+
+    Example::
+
+        >>> def row(k, t, op, n_b, n, new, view_set=BALANCED):
+        ...     return dict(remedy="sorted", cardinality=k, view_set=view_set,
+        ...                 job_seconds_by_slope=t, busiest_operator_seconds=op / 2,
+        ...                 operator_seconds_by_slope=op, busiest_records=n_b,
+        ...                 records_large=n, new_keys=new)
+        >>> balanced = [row(200, 0.25, 0.2, 50_000, 100_000, 0),
+        ...             row(20_000, 0.37, 0.2, 50_000, 100_000, 4_000)]
+        >>> alone = [row(200, 0.2, 0.2, 50_000, 50_000, 0, ALONE)]
+        >>> side = spark_side(balanced, alone, "sorted", 2)
+        >>> [round(side[k], 2) for k in ("job_record_us", "busiest_record_us", "key_us")]
+        [3.0, 2.0, 30.0]
+        >>> side["busiest_record_from"]
+        'subtask 0 alone'
+        >>> round(spark_side(balanced, [], "sorted", 2)["busiest_record_us"], 2)  # job's rate
+        3.0
+    """
+
+    def med(set_rows: Sequence[dict], k: int | None, field: str) -> float:
+        return _median(set_rows, remedy, k, field)
+
+    cards = sorted({r["cardinality"] for r in rows if r["remedy"] == remedy})
+    new_share = {k: med(rows, k, "new_keys") / med(rows, k, "records_large") for k in cards}
+    even = {k: med(rows, k, "busiest_records") * slots <= 1.1 * med(rows, k, "records_large")
+            for k in cards}  # fmt: skip
+    # the job is all the work over the cores where every subtask holds its share of the records
+    quiet = (
+        [k for k in cards if new_share[k] < 0.01 and even[k]]
+        or [k for k in cards if new_share[k] < 0.01]
+        or [min(cards, key=new_share.get)]
+    )
+    job_record = statistics.median(
+        (slots * med(rows, k, MEASURE) - med(rows, k, OPERATOR_ALL)) / med(rows, k, "records_large")
+        for k in quiet
+    )
+    mine = [r[MEASURE] for r in alone if r["remedy"] == remedy and r[MEASURE] is not None]
+    if mine and statistics.median(mine) > 0:
+        busiest_record = (med(alone, None, MEASURE) - med(alone, None, OPERATOR)) / med(
+            alone, None, "busiest_records"
+        )
+        source = ALONE
+    else:  # no alone view set, or its job no longer over all its views than over a quarter
+        busiest_record, source = job_record, "the job's rate (no alone view set measured)"
+    side = {"job_record_us": job_record * 1e6, "busiest_record_us": busiest_record * 1e6}
+    keyed = max(cards, key=new_share.get)
+    key_us = 0.0
+    if new_share[keyed] >= 0.01:
+        busiest, every = med(rows, keyed, OPERATOR), med(rows, keyed, OPERATOR_ALL)
+        n_busiest, n = med(rows, keyed, "busiest_records"), med(rows, keyed, "records_large")
+        without_keys = job_seconds(
+            [busiest, every - busiest], [n_busiest, n - n_busiest], 0.0, {**side, "key_us": 0.0},
+            slots,
+        )  # fmt: skip
+        left = med(rows, keyed, MEASURE) - without_keys
+        key_us = left / med(rows, keyed, "new_keys") * 1e6
+    return {**side, "key_us": max(key_us, 0.0), "key_us_measured": key_us,
+            "busiest_record_from": source}  # fmt: skip
 
 
 def load_cost_profile(path: str | Path | None = None) -> dict[str, Any]:
@@ -380,7 +633,7 @@ def load_cost_profile(path: str | Path | None = None) -> dict[str, Any]:
         # the largest size measured here: a tiny run's jobs are too short to price with
         data = next(
             filter(
-                lambda d: d and (d.get("summary") or {}).get("cost_profile"),
+                lambda d: d and _priceable((d.get("summary") or {}).get("cost_profile")),
                 (latest_result(EXPERIMENT, size=s) for s in SIZES_PREFERRED),
             ),
             None,
@@ -403,4 +656,15 @@ def load_cost_profile(path: str | Path | None = None) -> dict[str, Any]:
             "no cost profile" + (f" in {path}" if path else "") + why
             + ": measure one with 'skewlab bench remedy_costs' (about 3 minutes)"
         )  # fmt: skip
+    if not _priceable(summary["cost_profile"]):
+        raise SkewlabInputError(
+            f"the cost profile in {path or where} has no Spark side apart from the operators "
+            "(measured by an older skewlab): measure it again with 'skewlab bench remedy_costs'"
+        )
     return {**summary["cost_profile"], "source": where, "machine": summary.get("machine")}
+
+
+def _priceable(profile: dict[str, Any] | None) -> bool:
+    """Whether ``profile`` holds what the doctor prices with: the operators' costs and Spark's
+    side apart (older result files hold only the job's cost per record)."""
+    return bool(profile) and "spark_side" in profile and "operator_us" in profile

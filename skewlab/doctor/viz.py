@@ -39,7 +39,7 @@ from skewlab.doctor.remedy_check import (
     predicted_estimate,
     within_tolerance,
 )
-from skewlab.doctor.remedy_costs import MEASURE
+from skewlab.doctor.remedy_costs import ALONE, MEASURE
 from skewlab.doctor.schema import Diagnosis, FlinkLoads
 from skewlab.doctor.verdict import ENGINE_NAMES, WIDTH, verdict_lines, wrap
 from skewlab.engine.partitioners import ENGINES
@@ -751,8 +751,9 @@ def doctor_explorer(
     return Explorer(controls, draw, run_button=True).start()
 
 
-def cost_profile_table(profile: dict[str, Any]):
-    """The cost profile as a table: per remedy, job time per record (us) at each density.
+def cost_profile_table(profile: dict[str, Any], table: str = "per_record_us"):
+    """The cost profile as a table: per remedy, job time per record of the busiest subtask
+    (us; ``table="operator_us"``: the operator's time alone) at each density.
 
     Example::
 
@@ -764,10 +765,35 @@ def cost_profile_table(profile: dict[str, Any]):
 
     columns = [f"{n:,.0f} per key" for n in profile["records_per_key"]]
     rows = [
-        {"remedy": name, **dict(zip(columns, profile["per_record_us"][name], strict=True))}
+        {"remedy": name, **dict(zip(columns, profile[table][name], strict=True))}
         for name in DENSITY_PRICED
     ]
     return pd.DataFrame(rows).round(2)
+
+
+def spark_side_lines(profile: dict[str, Any]) -> list[str]:
+    """Each remedy's Spark side as the profile measured it (us): per record of the job, per
+    record of the busiest subtask, per key's result.
+
+    Example::
+
+        >>> side = {"job_record_us": 2.8, "busiest_record_us": 1.6, "key_us": 13.5,
+        ...         "key_us_measured": 13.5, "busiest_record_from": "subtask 0 alone"}
+        >>> spark_side_lines({"spark_side": {"sorted": side}})[1]
+        '  sorted: 2.80 / 1.60 / 13.50'
+    """
+    lines = ["Spark's side (us): a record of the job / of the busiest subtask / a key's result:"]
+    for name, side in profile["spark_side"].items():
+        source = side["busiest_record_from"]
+        note = "" if source == ALONE else f" (busiest: {source})"
+        kept = side["key_us_measured"]
+        if kept < 0:
+            note += f" (a key measured {kept:.2f}, held at 0)"
+        lines.append(
+            f"  {name}: {side['job_record_us']:.2f} / {side['busiest_record_us']:.2f} / "
+            f"{side['key_us']:.2f}{note}"
+        )
+    return lines
 
 
 def format_remedy_costs_summary(result: BenchResult) -> str:
@@ -803,6 +829,9 @@ def format_remedy_costs_summary(result: BenchResult) -> str:
         f"p={profile['parallelism']}, medians of {runs if runs is not None else 'the'} "
         "round(s):",
         cost_profile_table(profile).to_string(index=False),
+        "of which the operator's own time per record of the busiest subtask (us):",
+        cost_profile_table(profile, "operator_us").to_string(index=False),
+        *spark_side_lines(profile),
         f"cache: {profile['miss_us']:.2f} us per miss over the heap"
         if profile["miss_us"] is not None
         else "cache: no misses measured",

@@ -105,13 +105,26 @@ def test_salting_first_stage_loads_sum_to_the_records_and_track_a_real_salted_ru
 
 
 def _rows(seconds_by_card: dict[int, float], n_views: int = 1_000) -> list[dict]:
+    """Every remedy's rows at each cardinality: its job time by slope ``t``, its operators a
+    third of it on each of two subtasks, no key new between the sizes."""
     return [
         dict(remedy=r, cardinality=k, records_per_key=n_views / k, job_seconds_by_slope=t,
              busiest_records=n_views // 2, busiest_state_reads=n_views // (4 if k > 10 else 40),
-             stage_one_busiest_records=n_views // 2, latency_p99_ms=0.01, parallelism=2)
+             stage_one_busiest_records=n_views // 2, latency_p99_ms=0.01, parallelism=2,
+             busiest_operator_seconds=t / 3, operator_seconds_by_slope=2 * t / 3,
+             records_large=n_views, new_keys=0.0)
         for r in REMEDIES
         for k, t in seconds_by_card.items()
     ]  # fmt: skip
+
+
+def _form(operators, records, keys, side, slots=2) -> float:
+    """The job time the doctor's module doc states: the longer of the busiest chain and all
+    the work over the slots, then each key's result."""
+    busiest = side["busiest_record_us"] / 1e6
+    chain = max(op + n * busiest for op, n in zip(operators, records, strict=True))
+    spread = (sum(operators) + sum(records) * side["job_record_us"] / 1e6) / slots
+    return max(chain, spread) + keys * side["key_us"] / 1e6
 
 
 def test_the_cost_profile_gives_back_the_times_it_was_priced_from():
@@ -136,6 +149,56 @@ def test_the_cost_profile_gives_back_the_times_it_was_priced_from():
         assert priced / 1e6 == pytest.approx(seconds[int(card)], rel=1e-9)
 
 
+def test_the_profile_gives_back_the_spark_side_its_runs_were_made_with():
+    from skewlab.doctor.remedy_costs import ALONE
+    from skewlab.doctor.remedy_costs import summarize as summarize_costs
+
+    # runs made from the form with a known Spark side: 100,000 records, two subtasks; the
+    # 20,000-key set's 5,000 new keys; subtask 0's 200-key views alone, 50,000 records
+    side = {"job_record_us": 2.5, "busiest_record_us": 1.5, "key_us": 18.0}
+    operator_us = {20: 4.0, 200: 3.0, 2_000: 2.5, 20_000: 3.5}  # per record, by cardinality
+
+    def row(card, records, new_keys, view_set, busiest_share=0.5):
+        busiest = records * busiest_share
+        ops = [busiest * operator_us[card] / 1e6, (records - busiest) * operator_us[card] / 1e6]
+        t = _form(ops, [busiest, records - busiest], new_keys, side)
+        return dict(remedy="sorted", cardinality=card, view_set=view_set,
+                    records_per_key=100_000 / card, job_seconds_by_slope=t,
+                    busiest_records=busiest, busiest_state_reads=1, records_large=records,
+                    stage_one_busiest_records=busiest, busiest_operator_seconds=ops[0],
+                    operator_seconds_by_slope=sum(ops), new_keys=new_keys, latency_p99_ms=0.01,
+                    parallelism=2, run=0, digest_matches_reference=True)  # fmt: skip
+
+    rows = [row(20, 100_000, 0, "balanced", 0.65), row(200, 100_000, 0, "balanced"),
+            row(2_000, 100_000, 0, "balanced"), row(20_000, 100_000, 5_000, "balanced"),
+            row(200, 50_000, 0, ALONE, 1.0)]  # fmt: skip
+    others = [dict(r, remedy=name) for name in REMEDIES if name != "sorted" for r in rows]
+    profile = summarize_costs(rows + others)["cost_profile"]
+    fitted = profile["spark_side"]["sorted"]
+    assert [fitted[k] for k in side] == pytest.approx(list(side.values()))
+    assert fitted["busiest_record_from"] == ALONE
+    # the operator's own cost per record, by density (the cardinalities' in reverse)
+    assert profile["operator_us"]["sorted"] == pytest.approx([3.5, 2.5, 3.0, 4.0])
+    # salting's keyed stage has naive RocksDB's Spark side, not one of its own
+    assert "salted" not in profile["spark_side"]
+    # the fitted profile prices: an even replay of the 200-key set's records gives back its time
+    even = {"subtask": 0, "records": 50_000, "keys": 100, "misses": 0, "flush_keys": 100,
+            "density": {str(bucket_of(500)): {"records": 50_000, "keys": 100}}}  # fmt: skip
+    replay = dict(_replay(), records=100_000, keys=200,
+                  subtasks=[even, dict(even, subtask=1)])  # fmt: skip
+    costs = {**profile, "source": "fitted", "machine": None}
+    priced = predict_remedies(replay, [50_000.0, 50_000.0], costs, bounded=True, new_keys=0)
+    sorted_row = next(r for r in priced["remedies"] if r["remedy"] == "sorted")
+    assert sorted_row["job_seconds"] == pytest.approx(rows[1]["job_seconds_by_slope"], rel=0.05)
+    assert sorted_row["records_per_second_interval"] is None  # one round: no spread to draw
+    # the alone set stays out of the per-cardinality figures, and is reported on its own
+    summary = summarize_costs(rows + others)
+    assert summary["rounds"]["sorted"] == {"20": 1, "200": 1, "2000": 1, "20000": 1}
+    assert summary["alone_set"]["job_seconds_by_slope"]["sorted"] == pytest.approx(
+        rows[-1]["job_seconds_by_slope"]
+    )
+
+
 def test_a_remedy_without_a_cost_per_record_leaves_the_profile_out_and_says_why(tmp_path):
     import json
 
@@ -153,17 +216,28 @@ def test_a_remedy_without_a_cost_per_record_leaves_the_profile_out_and_says_why(
         load_cost_profile(saved)
 
 
+#: Spark's side in the toy profile: per job record, per busiest record, per key (us).
+SIDE = {"job_record_us": 3.0, "busiest_record_us": 2.0, "key_us": 20.0}
+
+
 def _profile() -> dict:
     return {
         "parallelism": 2,
         "records_per_key": [1.0, 100.0],
         "per_record_us": {
+            "naive_heap": [13.0, 13.0], "naive_rocksdb": [23.0, 43.0], "cached": [23.0, 23.0],
+            "salted": [53.0, 53.0], "sorted": [4.0, 4.0],
+        },
+        "operator_us": {
             "naive_heap": [10.0, 10.0], "naive_rocksdb": [20.0, 40.0], "cached": [20.0, 20.0],
             "salted": [50.0, 50.0], "sorted": [1.0, 1.0],
         },
-        "miss_us": 8.0,
+        "miss_us": 9.0,
+        "operator_miss_us": 8.0,
+        "spark_side": {r: dict(SIDE) for r in REMEDIES if r != "salted"},
         "buffer": {"max_count": 100, "trigger_interval_ms": 100.0,
-                   "records_per_flushed_key": [1.0, 10.0], "per_record_us": [20.0, 2.0]},
+                   "records_per_flushed_key": [1.0, 10.0], "per_record_us": [23.0, 5.0],
+                   "operator_per_record_us": [20.0, 2.0]},
         "cache_entries": 40,
         "salted_stage_one_us": [30.0, 30.0],
         "latency_p99_ms": {r: [0.01, 0.01] for r in REMEDIES},
@@ -193,15 +267,29 @@ def test_remedies_are_priced_as_the_module_states():
     rocks_at = float(np.interp(math.log(bucket_records_per_key(26)), np.log([1, 100]), [20, 40]))
     priced = predict_remedies(replay, [600.0, 600.0], costs)
     by = {r["remedy"]: r for r in priced["remedies"]}
-    # naive: the busiest subtask's records at their density's cost
-    assert by["naive_heap"]["job_seconds"] == pytest.approx(1_000 * 10e-6)
-    assert by[BASELINE]["job_seconds"] == pytest.approx(1_000 * rocks_at * 1e-6)
-    # cached: the heap's time plus each miss at the cost of a miss
-    assert by["cached"]["job_seconds"] == pytest.approx(1_000 * 10e-6 + 100 * 8e-6)
+    records, keys = [1_000, 200], 210
+
+    def job(operators):  # every remedy's Spark side is SIDE; every key's result collected
+        return _form(operators, records, keys, SIDE)
+
+    # naive: each subtask's records at their density's operator cost, then the form
+    assert by["naive_heap"]["job_seconds"] == pytest.approx(job([1_000 * 10e-6, 200 * 10e-6]))
+    # the heap's busiest chain binds: its operator and Spark's side of its records, + the keys
+    assert by["naive_heap"]["job_seconds"] == pytest.approx(0.010 + 0.002 + 0.0042)
+    rocks = [1_000 * rocks_at * 1e-6, 200 * 20e-6]
+    assert by[BASELINE]["job_seconds"] == pytest.approx(job(rocks))
+    # cached: the heap's operator time plus each miss at the operator's cost of a miss
+    assert by["cached"]["job_seconds"] == pytest.approx(
+        job([1_000 * 10e-6 + 100 * 8e-6, 200 * 10e-6 + 200 * 8e-6])
+    )
     # buffered: 10 records per flushed key on subtask 0 -> 2 us a record; 1 on subtask 1 -> 20
-    assert by["buffered"]["job_seconds"] == pytest.approx(max(1_000 * 2e-6, 200 * 20e-6))
-    # salted: stage one (even loads, 30 us) then stage two (naive RocksDB)
-    assert by["salted"]["job_seconds"] == pytest.approx(600 * 30e-6 + 1_000 * rocks_at * 1e-6)
+    assert by["buffered"]["job_seconds"] == pytest.approx(job([1_000 * 2e-6, 200 * 20e-6]))
+    # salted: stage one (even loads, 30 us) then stage two, naive RocksDB's (its Spark side)
+    assert by["salted"]["job_seconds"] == pytest.approx(600 * 30e-6 + job(rocks))
+    # a job time by slope collects only the keys the larger input adds
+    fewer = predict_remedies(replay, [600.0, 600.0], costs, new_keys=10)["remedies"]
+    heap = next(r for r in fewer if r["remedy"] == "naive_heap")
+    assert by["naive_heap"]["job_seconds"] - heap["job_seconds"] == pytest.approx(200 * 20e-6)
     assert not by["sorted"]["eligible"] and "sorted" not in priced["ranking"]
     assert priced["ranking"][0] == priced["best"] == priced["recommendation"]["remedy"]
     speeds = [by[r]["records_per_second"] for r in priced["ranking"]]
@@ -210,7 +298,7 @@ def test_remedies_are_priced_as_the_module_states():
     mean_log = (
         1_000 * math.log(bucket_records_per_key(26)) + 200 * math.log(bucket_records_per_key(0))
     ) / 1_200
-    rate = 1e6 / np.interp(mean_log, np.log([1, 100]), [20, 40])
+    rate = 1e6 / np.interp(mean_log, np.log([1, 100]), [23, 43])  # the job's cost per record
     assert naive_subtask_rate(replay, costs) == pytest.approx(rate)
 
 
@@ -234,7 +322,8 @@ def test_more_subtasks_than_slots_share_them():
     costs, replay = _profile(), _replay()
     costs["parallelism"] = 1  # priced with one subtask running at a time
     by = {r["remedy"]: r for r in predict_remedies(replay, [600.0, 600.0], costs)["remedies"]}
-    assert by["naive_heap"]["job_seconds"] == pytest.approx(1_200 * 10e-6)
+    # all the work on one core: every operator and Spark's side of every record, + the keys
+    assert by["naive_heap"]["job_seconds"] == pytest.approx(1_200 * (10e-6 + 3e-6) + 210 * 20e-6)
 
 
 def _measured(rates: dict[str, float], spread: dict[str, tuple[float, ...]]) -> dict:
@@ -406,11 +495,19 @@ def test_the_checks_printout_says_whose_runs_and_what_they_cannot_tell():
 
 
 def test_a_profile_file_without_one_is_refused(tmp_path):
+    import json
+
     bad = tmp_path / "c.json"
     bad.write_text('{"summary": {}}')
     with pytest.raises(SkewlabInputError, match="no cost profile in"):
         load_cost_profile(bad)
-    assert "per_record_us" in load_cost_profile()
+    # a profile measured before the operators and Spark's side were priced apart
+    old = {"summary": {"cost_profile": {k: v for k, v in _profile().items()
+                                        if k not in ("spark_side", "operator_us")}}}  # fmt: skip
+    bad.write_text(json.dumps(old))
+    with pytest.raises(SkewlabInputError, match="no Spark side apart .* measure it again"):
+        load_cost_profile(bad)
+    assert "spark_side" in load_cost_profile()
 
 
 def test_a_new_remedy_is_one_record_profiled_priced_and_ranked_with_no_other_edit():
@@ -437,18 +534,24 @@ def test_a_new_remedy_is_one_record_profiled_priced_and_ranked_with_no_other_edi
     rows = [
         dict(r, run=0, digest_matches_reference=True)
         for r in _rows({100: 0.05, 10: 0.02})
-        + [dict(r, remedy="halved_rocksdb", job_seconds_by_slope=0.001)
+        + [dict(r, remedy="halved_rocksdb", job_seconds_by_slope=0.001,
+                busiest_operator_seconds=0.0005, operator_seconds_by_slope=0.001)
            for r in _rows({100: 0.05, 10: 0.02}) if r["remedy"] == BASELINE]
     ]  # fmt: skip
     summary = summarize_costs(rows, None, catalog)
     profile = summary["cost_profile"]
     assert profile["per_record_us"]["halved_rocksdb"] == pytest.approx([2.0, 2.0])
+    assert profile["operator_us"]["halved_rocksdb"] == pytest.approx([1.0, 1.0])
+    assert "halved_rocksdb" in profile["spark_side"]
     assert "halved_rocksdb" in profile["latency_p99_ms"]
     assert "halved_rocksdb" in summary["job_seconds_by_slope"]
     # the doctor prices it, ranks it first (it is the cheapest) and says why
     costs = _profile()
-    costs["per_record_us"]["halved_rocksdb"] = [1.0, 1.0]
+    costs["per_record_us"]["halved_rocksdb"] = [4.0, 4.0]
+    costs["operator_us"]["halved_rocksdb"] = [1.0, 1.0]
     costs["latency_p99_ms"]["halved_rocksdb"] = [0.01, 0.01]
+    # no Spark side: its job is its subtasks' operators and disk alone
+    costs["spark_side"]["halved_rocksdb"] = dict.fromkeys(SIDE, 0.0)
     disk = DiskProfile("toy", 8192, LatencyDistribution(100.0), LatencyDistribution(100.0))
     on_disk = predict_remedies(_replay(), [600.0, 600.0], costs, catalog=catalog, disk=disk)
     by = {r["remedy"]: r for r in on_disk["remedies"]}
@@ -618,10 +721,12 @@ def test_the_checks_own_profile_runs_the_profiles_view_sets_and_seed():
     assert inspect.signature(remedy_costs.run_experiment).parameters["seed"].default == PROFILE_SEED
     for size in ("tiny", "quick", "full"):
         settings = size_settings(PROFILE, size)
-        specs = list(_profile_specs(size).values())
-        # ... same views, per cardinality
+        by_name, alone = _profile_specs(size)
+        specs = list(by_name.values())
+        # ... same views, per cardinality, and the same one run with subtask 0's keys alone
         assert [s.n_tweets for s in specs] == list(settings["cardinalities"])
-        assert {(s.n_views, s.n_users, s.seed, s.distribution) for s in specs} == {
+        assert alone.n_tweets == min(remedy_costs.ALONE_CARDINALITY, max(settings["cardinalities"]))
+        assert {(s.n_views, s.n_users, s.seed, s.distribution) for s in [*specs, alone]} == {
             (settings["n_views"], settings["n_users"], PROFILE_SEED, "uniform")
         }
 
