@@ -35,6 +35,7 @@ Example::
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,14 +196,15 @@ def predict_remedies(
     salt_buckets: int | None = None,
     samples: int = 20_000,
     catalog: tuple[Remedy, ...] = CATALOG,
-    new_keys: float | None = None,
+    new_results: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """Every remedy's predicted job throughput, latency and costs at the replay's parallelism
     (see the module doc); ``stage_one_loads`` are salting's first-stage records per subtask
     with ``salt_buckets`` salts per key (default: the parallelism); ``catalog``: the remedies
-    weighed (:data:`~skewlab.doctor.catalog.CATALOG`); ``new_keys``: the keys whose results
-    the job collects (default: every key of the replay; a job time by slope collects only the
-    keys the larger input adds, :func:`~skewlab.doctor.remedy_costs.new_keys_by_slope`).
+    weighed (:data:`~skewlab.doctor.catalog.CATALOG`); ``new_results``: the results the job
+    collects, by what a result is (``keys``, ``flush_keys``: a remedy's ``results``); default:
+    every key and every flushed key of the replay (a job time by slope collects only those the
+    larger input adds: :func:`~skewlab.doctor.remedy_costs.new_keys_by_slope`).
 
     Example::
 
@@ -224,7 +226,8 @@ def predict_remedies(
     first_cpu = _first_stage_seconds(replay, pricing, stage_one_loads)
     # a salted key's first stage reads and writes its state once per record
     first_io = io([(n, n) for n in stage_one_loads])
-    keys = replay["keys"] if new_keys is None else new_keys
+    if new_results is None:
+        new_results = {"keys": replay["keys"], "flush_keys": replay["buffer"]["flush_keys"]}
     rows = []
     for remedy in catalog:
         own_io = io([remedy.state_accesses(s) for s in subtasks])
@@ -232,7 +235,7 @@ def predict_remedies(
             cpu=[remedy.subtask_seconds(pricing, s) for s in subtasks],
             io=own_io,
             records=[s["records"] for s in subtasks],
-            new_keys=keys,
+            new_keys=new_results[remedy.results],
             side=costs["spark_side"][remedy.spark_side_of],
             first=(first_cpu, first_io) if remedy.first_stage else None,
         )

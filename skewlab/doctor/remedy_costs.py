@@ -69,7 +69,6 @@ from skewlab.doctor.catalog import (
     CATALOG,
     TRIGGER_INTERVAL_MS,
     Remedy,
-    job_seconds,
     knot_weights,
     strategies,
 )
@@ -102,6 +101,7 @@ __all__ = [
     "EXPERIMENT",
     "HEADLINES",
     "MEASURE",
+    "NEW_RESULTS",
     "NoCostPerRecord",
     "SubtaskSlopeInput",
     "alone_spec",
@@ -114,6 +114,10 @@ __all__ = [
 ]
 
 EXPERIMENT = "remedy_costs"
+#: What a remedy's results are counted by between the slope's two sizes, by what one result is
+#: (:attr:`~skewlab.doctor.catalog.Remedy.results`): a key (its state emitted once) or a
+#: flushed key (a partial per key per flush: the rows the buffer sends out).
+NEW_RESULTS = {"keys": "new_keys", "flush_keys": "new_records_out"}
 #: The rows' operator times by slope: the busiest subtask's, and all the last stage's.
 OPERATOR = "busiest_operator_seconds"
 OPERATOR_ALL = "operator_seconds_by_slope"
@@ -326,6 +330,8 @@ def _row(run, spec: ViewSpec, new_keys: float = 0.0, view_set: str = BALANCED) -
         OPERATOR: operator_by_slope(run, stages[-1], busiest["subtask"]),
         OPERATOR_ALL: operator_by_slope(run, stages[-1]),
         "new_keys": new_keys,
+        # the rows the remedy sent out between the sizes (a buffer's partials), as new_keys
+        "new_records_out": (result.records_out - run.small.records_out) * by_slope(run),
         "parallelism": result.parameters["parallelism"],
         "records_in": result.records_in,
         "records_out": result.records_out,
@@ -449,7 +455,8 @@ def cost_profile(
         >>> rows = [dict(remedy=r, cardinality=2, records_per_key=50.0, job_seconds_by_slope=1.0,
         ...              busiest_records=60, busiest_state_reads=30, stage_one_busiest_records=50,
         ...              busiest_operator_seconds=0.3, operator_seconds_by_slope=0.5,
-        ...              records_large=100, new_keys=0.0, latency_p99_ms=0.01, parallelism=2)
+        ...              records_large=100, new_keys=0.0, new_records_out=0.0,
+        ...              latency_p99_ms=0.01, parallelism=2)
         ...         for r in REMEDIES]
         >>> profile = cost_profile(rows)
         >>> profile["per_record_us"]["naive_heap"], profile["operator_us"]["naive_heap"]
@@ -524,7 +531,7 @@ def cost_profile(
             "operator_per_record_us": [buffered_us(OPERATOR)[i] for i in order],
         },
         "spark_side": {
-            r.name: spark_side(rows, alone, r.name, int(rows[0]["parallelism"]))
+            r.name: spark_side(rows, alone, r.name, int(rows[0]["parallelism"]), r.results)
             for r in catalog
             if r.spark_side_as is None
         },
@@ -539,15 +546,16 @@ def cost_profile(
 
 
 def spark_side(
-    rows: Sequence[dict], alone: Sequence[dict], remedy: str, slots: int
-) -> dict[str, float]:
+    rows: Sequence[dict], alone: Sequence[dict], remedy: str, slots: int, results: str = "keys"
+) -> dict[str, Any]:
     """``remedy``'s Spark side, in us, from its medians by slope (the form of
-    :func:`~skewlab.doctor.catalog.job_seconds`): per record of the job (``job_record_us``,
-    from the view sets with few new keys whose subtasks hold even shares of the records, where
-    the job is all the work over the cores), per record of the busiest subtask
-    (``busiest_record_us``, from the view set whose subtask 0 runs alone) and per new key
-    (``key_us``, from the view set with most new keys: what is left of its job after the rest
-    of the form; held at 0 where that is negative, ``key_us_measured`` keeping the figure).
+    :func:`~skewlab.doctor.catalog.job_seconds`): per record of the job (``job_record_us``)
+    and per new result (``key_us``: ``results`` says what a result is, a key or a flushed key,
+    :data:`NEW_RESULTS`), fitted together by least squares over the view sets whose subtasks
+    hold even shares of the records, where the job is all the work over the cores (a key term
+    that comes out negative is held at 0 and J fitted alone; ``key_us_measured`` keeps the
+    figure); per record of the busiest subtask (``busiest_record_us``) from the view set whose
+    subtask 0 runs alone, less its new results' term.
     Without an alone view set whose job took longer over all its views than over a quarter (a
     tiny profile's may not) the busiest chain is priced at the job's rate, and
     ``busiest_record_from`` says so.
@@ -574,42 +582,37 @@ def spark_side(
     def med(set_rows: Sequence[dict], k: int | None, field: str) -> float:
         return _median(set_rows, remedy, k, field)
 
+    count = NEW_RESULTS[results]
     cards = sorted({r["cardinality"] for r in rows if r["remedy"] == remedy})
-    new_share = {k: med(rows, k, "new_keys") / med(rows, k, "records_large") for k in cards}
-    even = {k: med(rows, k, "busiest_records") * slots <= 1.1 * med(rows, k, "records_large")
-            for k in cards}  # fmt: skip
-    # the job is all the work over the cores where every subtask holds its share of the records
-    quiet = (
-        [k for k in cards if new_share[k] < 0.01 and even[k]]
-        or [k for k in cards if new_share[k] < 0.01]
-        or [min(cards, key=new_share.get)]
-    )
-    job_record = statistics.median(
-        (slots * med(rows, k, MEASURE) - med(rows, k, OPERATOR_ALL)) / med(rows, k, "records_large")
-        for k in quiet
-    )
+    # where every subtask holds its share of the records the job is all the work over the
+    # cores: slots x T - every operator = J x the job's records + slots x c x its new results
+    even = [
+        k
+        for k in cards
+        if med(rows, k, "busiest_records") * slots <= 1.1 * med(rows, k, "records_large")
+    ]
+    even = even or cards
+    design = np.array([[med(rows, k, "records_large"), slots * med(rows, k, count)] for k in even])
+    left = np.array([slots * med(rows, k, MEASURE) - med(rows, k, OPERATOR_ALL) for k in even])
+    # without a key term to fit (or with a negative one): J alone, through the origin
+    job_record, key_measured = float(np.median(left / design[:, 0])), 0.0
+    if len(even) >= 2 and np.linalg.matrix_rank(design) == 2:
+        (fitted, measured), *_ = np.linalg.lstsq(design, left, rcond=None)
+        key_measured = float(measured)
+        if key_measured > 0:
+            job_record = float(fitted)
+    key = max(key_measured, 0.0)
     mine = [r[MEASURE] for r in alone if r["remedy"] == remedy and r[MEASURE] is not None]
     if mine and statistics.median(mine) > 0:
-        busiest_record = (med(alone, None, MEASURE) - med(alone, None, OPERATOR)) / med(
-            alone, None, "busiest_records"
-        )
+        chain = med(alone, None, MEASURE) - med(alone, None, OPERATOR)
+        chain -= key * med(alone, None, count)  # its own new results, if any
+        busiest_record = chain / med(alone, None, "busiest_records")
         source = ALONE
     else:  # no alone view set, or its job no longer over all its views than over a quarter
         busiest_record, source = job_record, "the job's rate (no alone view set measured)"
-    side = {"job_record_us": job_record * 1e6, "busiest_record_us": busiest_record * 1e6}
-    keyed = max(cards, key=new_share.get)
-    key_us = 0.0
-    if new_share[keyed] >= 0.01:
-        busiest, every = med(rows, keyed, OPERATOR), med(rows, keyed, OPERATOR_ALL)
-        n_busiest, n = med(rows, keyed, "busiest_records"), med(rows, keyed, "records_large")
-        without_keys = job_seconds(
-            [busiest, every - busiest], [n_busiest, n - n_busiest], 0.0, {**side, "key_us": 0.0},
-            slots,
-        )  # fmt: skip
-        left = med(rows, keyed, MEASURE) - without_keys
-        key_us = left / med(rows, keyed, "new_keys") * 1e6
-    return {**side, "key_us": max(key_us, 0.0), "key_us_measured": key_us,
-            "busiest_record_from": source}  # fmt: skip
+    return {"job_record_us": job_record * 1e6, "busiest_record_us": busiest_record * 1e6,
+            "key_us": key * 1e6, "key_us_measured": key_measured * 1e6,
+            "busiest_record_from": source, "results": results}  # fmt: skip
 
 
 def load_cost_profile(path: str | Path | None = None) -> dict[str, Any]:

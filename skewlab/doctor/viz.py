@@ -782,10 +782,12 @@ def spark_side_lines(profile: dict[str, Any]) -> list[str]:
         >>> spark_side_lines({"spark_side": {"sorted": side}})[1]
         '  sorted: 2.80 / 1.60 / 13.50'
     """
-    lines = ["Spark's side (us): a record of the job / of the busiest subtask / a key's result:"]
+    lines = ["Spark's side (us): a record of the job / of the busiest subtask / a result:"]
     for name, side in profile["spark_side"].items():
         source = side["busiest_record_from"]
         note = "" if source == ALONE else f" (busiest: {source})"
+        if side.get("results") == "flush_keys":
+            note += " (a result: a partial per flushed key)"
         kept = side["key_us_measured"]
         if kept < 0:
             note += f" (a key measured {kept:.2f}, held at 0)"

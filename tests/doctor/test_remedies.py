@@ -112,7 +112,7 @@ def _rows(seconds_by_card: dict[int, float], n_views: int = 1_000) -> list[dict]
              busiest_records=n_views // 2, busiest_state_reads=n_views // (4 if k > 10 else 40),
              stage_one_busiest_records=n_views // 2, latency_p99_ms=0.01, parallelism=2,
              busiest_operator_seconds=t / 3, operator_seconds_by_slope=2 * t / 3,
-             records_large=n_views, new_keys=0.0)
+             records_large=n_views, new_keys=0.0, new_records_out=0.0)
         for r in REMEDIES
         for k, t in seconds_by_card.items()
     ]  # fmt: skip
@@ -154,29 +154,41 @@ def test_the_profile_gives_back_the_spark_side_its_runs_were_made_with():
     from skewlab.doctor.remedy_costs import summarize as summarize_costs
 
     # runs made from the form with a known Spark side: 100,000 records, two subtasks; the
-    # 20,000-key set's 5,000 new keys; subtask 0's 200-key views alone, 50,000 records
+    # 20,000-key set's 5,000 new keys; subtask 0's 200-key views alone, 50,000 records; the
+    # buffer's results are the partials it sends out (new_records_out), at every cardinality
     side = {"job_record_us": 2.5, "busiest_record_us": 1.5, "key_us": 18.0}
     operator_us = {20: 4.0, 200: 3.0, 2_000: 2.5, 20_000: 3.5}  # per record, by cardinality
+    sent = {20: 800, 200: 9_000, 2_000: 60_000, 20_000: 90_000}  # the buffer's new partials
 
-    def row(card, records, new_keys, view_set, busiest_share=0.5):
+    def row(remedy, card, records, new_keys, view_set, busiest_share=0.5):
         busiest = records * busiest_share
         ops = [busiest * operator_us[card] / 1e6, (records - busiest) * operator_us[card] / 1e6]
-        t = _form(ops, [busiest, records - busiest], new_keys, side)
-        return dict(remedy="sorted", cardinality=card, view_set=view_set,
+        out = sent[card] * records / 100_000
+        results = out if remedy == "buffered" else new_keys
+        t = _form(ops, [busiest, records - busiest], results, side)
+        return dict(remedy=remedy, cardinality=card, view_set=view_set,
                     records_per_key=100_000 / card, job_seconds_by_slope=t,
                     busiest_records=busiest, busiest_state_reads=1, records_large=records,
                     stage_one_busiest_records=busiest, busiest_operator_seconds=ops[0],
-                    operator_seconds_by_slope=sum(ops), new_keys=new_keys, latency_p99_ms=0.01,
-                    parallelism=2, run=0, digest_matches_reference=True)  # fmt: skip
+                    operator_seconds_by_slope=sum(ops), new_keys=new_keys, new_records_out=out,
+                    latency_p99_ms=0.01, parallelism=2, run=0,
+                    digest_matches_reference=True)  # fmt: skip
 
-    rows = [row(20, 100_000, 0, "balanced", 0.65), row(200, 100_000, 0, "balanced"),
-            row(2_000, 100_000, 0, "balanced"), row(20_000, 100_000, 5_000, "balanced"),
-            row(200, 50_000, 0, ALONE, 1.0)]  # fmt: skip
-    others = [dict(r, remedy=name) for name in REMEDIES if name != "sorted" for r in rows]
+    def runs(remedy):
+        return [row(remedy, 20, 100_000, 0, "balanced", 0.65),
+                row(remedy, 200, 100_000, 0, "balanced"),
+                row(remedy, 2_000, 100_000, 0, "balanced"),
+                row(remedy, 20_000, 100_000, 5_000, "balanced"),
+                row(remedy, 200, 50_000, 0, ALONE, 1.0)]  # fmt: skip
+
+    rows = runs("sorted")
+    others = [r for name in REMEDIES if name != "sorted" for r in runs(name)]
     profile = summarize_costs(rows + others)["cost_profile"]
-    fitted = profile["spark_side"]["sorted"]
-    assert [fitted[k] for k in side] == pytest.approx(list(side.values()))
-    assert fitted["busiest_record_from"] == ALONE
+    for name in ("sorted", "buffered"):  # a result: a key; a partial sent out
+        fitted = profile["spark_side"][name]
+        assert [fitted[k] for k in side] == pytest.approx(list(side.values()))
+        assert fitted["busiest_record_from"] == ALONE
+    assert profile["spark_side"]["buffered"]["results"] == "flush_keys"
     # the operator's own cost per record, by density (the cardinalities' in reverse)
     assert profile["operator_us"]["sorted"] == pytest.approx([3.5, 2.5, 3.0, 4.0])
     # salting's keyed stage has naive RocksDB's Spark side, not one of its own
@@ -187,7 +199,8 @@ def test_the_profile_gives_back_the_spark_side_its_runs_were_made_with():
     replay = dict(_replay(), records=100_000, keys=200,
                   subtasks=[even, dict(even, subtask=1)])  # fmt: skip
     costs = {**profile, "source": "fitted", "machine": None}
-    priced = predict_remedies(replay, [50_000.0, 50_000.0], costs, bounded=True, new_keys=0)
+    none = {"keys": 0, "flush_keys": 0}
+    priced = predict_remedies(replay, [50_000.0, 50_000.0], costs, bounded=True, new_results=none)
     sorted_row = next(r for r in priced["remedies"] if r["remedy"] == "sorted")
     assert sorted_row["job_seconds"] == pytest.approx(rows[1]["job_seconds_by_slope"], rel=0.05)
     assert sorted_row["records_per_second_interval"] is None  # one round: no spread to draw
@@ -283,13 +296,19 @@ def test_remedies_are_priced_as_the_module_states():
         job([1_000 * 10e-6 + 100 * 8e-6, 200 * 10e-6 + 200 * 8e-6])
     )
     # buffered: 10 records per flushed key on subtask 0 -> 2 us a record; 1 on subtask 1 -> 20
-    assert by["buffered"]["job_seconds"] == pytest.approx(job([1_000 * 2e-6, 200 * 20e-6]))
+    # and its results are the partials it sends out, one per flushed key (300), not its keys
+    buffered = _form([1_000 * 2e-6, 200 * 20e-6], records, 300, SIDE)
+    assert by["buffered"]["job_seconds"] == pytest.approx(buffered)
     # salted: stage one (even loads, 30 us) then stage two, naive RocksDB's (its Spark side)
     assert by["salted"]["job_seconds"] == pytest.approx(600 * 30e-6 + job(rocks))
     # a job time by slope collects only the keys the larger input adds
-    fewer = predict_remedies(replay, [600.0, 600.0], costs, new_keys=10)["remedies"]
-    heap = next(r for r in fewer if r["remedy"] == "naive_heap")
-    assert by["naive_heap"]["job_seconds"] - heap["job_seconds"] == pytest.approx(200 * 20e-6)
+    fewer = {"keys": 10, "flush_keys": 100}
+    fewer = {r["remedy"]: r for r in predict_remedies(replay, [600.0, 600.0], costs,
+                                                      new_results=fewer)["remedies"]}  # fmt: skip
+    heap, buffered = fewer["naive_heap"]["job_seconds"], fewer["buffered"]["job_seconds"]
+    assert by["naive_heap"]["job_seconds"] - heap == pytest.approx(200 * 20e-6)
+    # the buffer's results are its partials, one per flushed key: 300 by default, 100 here
+    assert by["buffered"]["job_seconds"] - buffered == pytest.approx(200 * 20e-6)
     assert not by["sorted"]["eligible"] and "sorted" not in priced["ranking"]
     assert priced["ranking"][0] == priced["best"] == priced["recommendation"]["remedy"]
     speeds = [by[r]["records_per_second"] for r in priced["ranking"]]
