@@ -71,11 +71,8 @@ MEASURED = "measured here"
 MODELLED = "modelled"
 
 
-def _job_seconds(per_subtask: list[float], slots: int) -> float:
-    """Busiest subtask, or the total over the slots the profile ran side by side if larger."""
-    if not per_subtask:
-        return 0.0
-    return max(max(per_subtask), sum(per_subtask) / slots)
+#: A stage priced whole by its measure, with no Spark side apart.
+NO_SPARK_SIDE = dict.fromkeys(SPARK_SIDE, 0.0)
 
 
 def mean_density(replay: dict[str, Any]) -> float:
@@ -143,10 +140,12 @@ def _with_first_stage(
     slots: int,
 ) -> tuple[float, list[float]]:
     """A salted job: its first stage's job time (measured, scaled, and the modelled disk)
-    before the keyed stage's."""
+    before the keyed stage's -- the form with no Spark side of its own (its measure, salting's
+    job time less naive RocksDB's, is already the whole stage's per record)."""
     stage = [c * scale + i for c, i in zip(*first, strict=True)]
     busy = [a + b for a, b in zip(stage, busy, strict=False)]
-    return seconds + _job_seconds(stage, slots), busy
+    first_stage = job_seconds(stage, [0] * len(stage), 0.0, NO_SPARK_SIDE, slots)
+    return seconds + first_stage, busy
 
 
 def scale_draws(

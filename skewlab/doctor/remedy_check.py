@@ -75,6 +75,7 @@ from skewlab.doctor.remedy_costs import (
     BALANCED,
     alone_spec,
     load_cost_profile,
+    n_view_sets,
     new_keys_by_slope,
     view_sets,
 )
@@ -243,7 +244,7 @@ def run_experiment(
     profile_specs, alone = _profile_specs(size) if in_session else ({}, None)
 
     spark = spark or get_spark()
-    n_inputs = len(specs) + (len(profile_specs) + 1 if in_session else 0)
+    n_inputs = len(specs) + (n_view_sets(profile_specs.values()) if in_session else 0)
     bar = tqdm(
         total=len(compared) * (1 + n_inputs * (WARM_ROUNDS + 2 * runs)),
         desc=EXPERIMENT,

@@ -29,7 +29,8 @@ timers) and taken by the same slope. The profile derived from the runs
                 subtask, in us -- what the doctor prices each subtask's records with
 ``spark_side``  per remedy (salting's keyed stage has naive RocksDB's): Spark's side of the
                 job apart from the operators, in us -- per record of the job, per record of
-                the busiest subtask running alone, per key's result
+                the busiest subtask running alone, per result collected (a key's state, or
+                each partial the buffer sends out)
                 (:func:`spark_side`, the form of :func:`~skewlab.doctor.catalog.job_seconds`)
 ``miss_us``     the cache's extra job time per miss over the heap (a RocksDB read, an
                 eviction's write-back), fitted through the origin over the cardinalities;
@@ -215,7 +216,7 @@ def run_experiment(
 
     spark = spark or get_spark()
     bar = tqdm(
-        total=len(compared) * (1 + (len(cards) + 1) * (WARM_ROUNDS + 2 * runs)),
+        total=len(compared) * (1 + n_view_sets(specs) * (WARM_ROUNDS + 2 * runs)),
         desc=EXPERIMENT,
         disable=not progress,
     )
@@ -252,6 +253,11 @@ def alone_spec(n_views: int, n_users: int, cardinalities: Sequence[int], seed: i
         200
     """
     return ViewSpec(n_views, n_users, min(ALONE_CARDINALITY, max(cardinalities)), seed=seed)
+
+
+def n_view_sets(specs: Sequence[ViewSpec]) -> int:
+    """How many inputs :func:`view_sets` makes of ``specs``: each, and the one alone."""
+    return len(specs) + 1
 
 
 def view_sets(
