@@ -773,7 +773,7 @@ def cost_profile_table(profile: dict[str, Any], table: str = "per_record_us"):
 
 def spark_side_lines(profile: dict[str, Any]) -> list[str]:
     """Each remedy's Spark side as the profile measured it (us): per record of the job, per
-    record of the busiest subtask, per key's result.
+    record of the busiest subtask, per result collected (a key's, or the buffer's partial).
 
     Example::
 
