@@ -225,9 +225,10 @@ class LabNotebook:
         self.explorer.get_by_role("button", name=button).click()
 
     def expect(
-        self, action: str, asserted: str, check: Callable[[], bool], started: float
+        self, action: str, asserted: str, check: Callable[[], bool], started: float, root=None
     ) -> Interaction:
-        """Wait until ``check()`` holds (the page changed as the control says), log it."""
+        """Wait until ``check()`` holds (the page changed as the control says), log it. On a
+        timeout the message shows ``root``'s charts and text (default: the explorer's)."""
         deadline = started + REDRAW_SECONDS
         while True:
             try:
@@ -236,9 +237,11 @@ class LabNotebook:
             except (IndexError, KeyError, ValueError):
                 pass  # the redraw is under way: the chart is not there yet
             if time.perf_counter() > deadline:
+                shown = self.explorer if root is None else root
                 raise AssertionError(
                     f"{self.name}: after {action!r}, expected {asserted}; the page shows "
-                    f"{self.charts()} / {self.explorer_text()[:600]!r} / status {self.status()!r}"
+                    f"{self.charts(shown)} / {shown.inner_text()[:600]!r} / status "
+                    f"{self.status()!r}"
                 )
             time.sleep(0.25)
         seconds = time.perf_counter() - started

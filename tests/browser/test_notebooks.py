@@ -89,6 +89,7 @@ def drive_step_through(nb: LabNotebook) -> None:
         "it reads 'step 3 of' and its chart's title is no longer the first step's",
         lambda: shown() == 3 and nb.step_title() != first,
         t,
+        widget,
     )
     third = nb.step_title()
     t = time.perf_counter()
@@ -98,6 +99,7 @@ def drive_step_through(nb: LabNotebook) -> None:
         "it reads 'step 2 of' and its chart's title changed again",
         lambda: shown() == 2 and nb.step_title() not in (first, third),
         t,
+        widget,
     )
     t = time.perf_counter()
     widget.locator(".widget-play button").first.click()  # the Play widget's play button
@@ -106,6 +108,7 @@ def drive_step_through(nb: LabNotebook) -> None:
         "the step it reads moves on past step 3",
         lambda: shown() > 3,
         t,
+        widget,
     )
     widget.locator(".widget-play button").nth(1).click()  # pause: the steps stay put
 
