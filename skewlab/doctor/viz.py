@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import ipywidgets as widgets
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from skewlab.doctor.catalog import DENSITY_PRICED
+from skewlab.doctor.catalog import DENSITY_PRICED, job_seconds
 from skewlab.doctor.checkpoint_state import StateReport
 from skewlab.doctor.diagnosis import diagnose, read_records
 from skewlab.doctor.live_hot_keys import FollowWindow
@@ -39,12 +40,19 @@ from skewlab.doctor.remedy_check import (
     predicted_estimate,
     within_tolerance,
 )
-from skewlab.doctor.remedy_costs import ALONE, MEASURE
+from skewlab.doctor.remedy_costs import (
+    ALONE,
+    BALANCED,
+    MEASURE,
+    NEW_RESULTS,
+    OPERATOR,
+    OPERATOR_ALL,
+)
 from skewlab.doctor.schema import Diagnosis, FlinkLoads
 from skewlab.doctor.verdict import ENGINE_NAMES, WIDTH, verdict_lines, wrap
 from skewlab.engine.partitioners import ENGINES
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.intervals import Estimate, over
+from skewlab.experiments.intervals import Estimate, median_estimate, over
 from skewlab.experiments.references import load_reference
 from skewlab.experiments.results import BenchResult, bench_summary
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
@@ -798,6 +806,71 @@ def spark_side_lines(profile: dict[str, Any]) -> list[str]:
     return lines
 
 
+def form_on_view_sets(rows: list[dict[str, Any]], profile: dict[str, Any]):
+    """How far the job-time form (:func:`~skewlab.doctor.catalog.job_seconds`) explains the
+    profile's own view sets: per remedy with a Spark side and per view set, the job time the
+    form gives from that set's own medians over the rounds (its busiest subtask's operator and
+    records, every operator, the records -- the others' shared evenly -- and the results it
+    collects) at ``profile``'s Spark side, beside the job time measured by slope, and
+    predicted / measured job throughput (the measured time over the form's) with the bootstrap
+    interval of the rounds' median. The even sets' Spark side is fitted to them, so they sit
+    near 1.00 by construction unless the form cannot follow them; the uneven 20-key set and
+    the alone set show what the fit leaves out. Needs a result's rows: the shipped reference
+    keeps its summary only.
+
+    Example::
+
+        >>> from skewlab.doctor.remedy_costs import run_experiment
+        >>> result = run_experiment("tiny", progress=False)                # doctest: +SKIP
+        >>> form_on_view_sets(result.rows, result.summary["cost_profile"])  # doctest: +SKIP
+    """
+    import pandas as pd
+
+    slots = int(profile["parallelism"])
+    table = []
+    for name, side in profile["spark_side"].items():
+        mine = [r for r in rows if r["remedy"] == name]
+        sets = sorted({(r.get("view_set", BALANCED), r["cardinality"]) for r in mine},
+                      key=lambda s: (s[0] != BALANCED, s[1]))  # fmt: skip
+
+        def med(view_set: str, card: int, field: str, mine=mine) -> float | None:
+            values = [
+                r[field] for r in mine
+                if r.get("view_set", BALANCED) == view_set and r["cardinality"] == card
+                and r.get(field) is not None
+            ]  # fmt: skip
+            return float(np.median(values)) if values else None
+
+        for view_set, card in sets:
+            fields = (MEASURE, OPERATOR, OPERATOR_ALL, "busiest_records", "records_large",
+                      NEW_RESULTS[side.get("results", "keys")], "parallelism")  # fmt: skip
+            measured, busiest_op, all_ops, busiest, records, results, p = (
+                med(view_set, card, f) for f in fields
+            )
+            if None in (measured, busiest_op, all_ops, busiest, records) or measured <= 0:
+                continue
+            others = max(int(p or slots) - 1, 1)
+            operators = [busiest_op] + [(all_ops - busiest_op) / others] * others
+            records_by_subtask = [busiest] + [(records - busiest) / others] * others
+            form = job_seconds(operators, records_by_subtask, results or 0.0, side, slots)
+            if form <= 0:
+                continue
+            label = f"{card:,} keys" + ("" if view_set == BALANCED else f", {view_set}")
+            rounds = [
+                r[MEASURE] for r in mine
+                if r.get("view_set", BALANCED) == view_set and r["cardinality"] == card
+            ]  # fmt: skip
+            ratio = median_estimate(rounds).scaled(1 / form)
+            table.append({
+                "remedy": name, "view set": label,
+                "busiest share": round(busiest / records, 2),
+                "measured (s)": round(measured, 3), "form (s)": round(form, 3),
+                "predicted / measured": round(ratio.value, 2),
+                "interval": f"[{ratio.low:.2f}..{ratio.high:.2f}]" if ratio.has_interval else "-",
+            })  # fmt: skip
+    return pd.DataFrame(table)
+
+
 def format_remedy_costs_summary(result: BenchResult) -> str:
     """What ``skewlab bench remedy_costs`` prints, headed by whose figures they are: the cost
     profile the doctor prices with, and each remedy's job time by slope at each cardinality with
@@ -834,6 +907,7 @@ def format_remedy_costs_summary(result: BenchResult) -> str:
         "of which the operator's own time per record of the busiest subtask (us):",
         cost_profile_table(profile, "operator_us").to_string(index=False),
         *spark_side_lines(profile),
+        *_form_lines(result.rows, profile),
         f"cache: {profile['miss_us']:.2f} us per miss over the heap"
         if profile["miss_us"] is not None
         else "cache: no misses measured",
@@ -848,6 +922,19 @@ def format_remedy_costs_summary(result: BenchResult) -> str:
     lines += _by_slope_lines(by_slope, intervals)
     lines.append(f"every digest equal to Spark SQL's: {summary['all_digests_match']}")
     return "\n".join(lines)
+
+
+def _form_lines(rows: list[dict[str, Any]] | None, profile: dict[str, Any]) -> list[str]:
+    """The form on the profile's own view sets (:func:`form_on_view_sets`), where the result
+    has its rows."""
+    table = form_on_view_sets(rows, profile) if rows else None
+    if table is None or table.empty:
+        return []
+    return [
+        "the job-time form on the profile's own view sets, predicted / measured job throughput",
+        "(the even sets' Spark side is fitted to them; interval: the rounds' median's):",
+        table.to_string(index=False),
+    ]
 
 
 def _by_slope_lines(by_slope: dict[str, Any], intervals: dict[str, Any]) -> list[str]:

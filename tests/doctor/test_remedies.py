@@ -22,7 +22,7 @@ from skewlab.doctor.remedies import (
     scale_draws,
 )
 from skewlab.doctor.remedy_check import _check, summarize
-from skewlab.doctor.remedy_costs import cost_profile, load_cost_profile
+from skewlab.doctor.remedy_costs import ALONE, cost_profile, load_cost_profile
 from skewlab.doctor.subtask_replay import (
     bucket_of,
     bucket_records_per_key,
@@ -149,18 +149,20 @@ def test_the_cost_profile_gives_back_the_times_it_was_priced_from():
         assert priced / 1e6 == pytest.approx(seconds[int(card)], rel=1e-9)
 
 
-def test_the_profile_gives_back_the_spark_side_its_runs_were_made_with():
-    from skewlab.doctor.remedy_costs import ALONE
-    from skewlab.doctor.remedy_costs import summarize as summarize_costs
+#: the Spark side the form-made runs below are made with
+FORM_SIDE = {"job_record_us": 2.5, "busiest_record_us": 1.5, "key_us": 18.0}
 
-    # runs made from the form with a known Spark side: 100,000 records, two subtasks; the
-    # 20,000-key set's 5,000 new keys; subtask 0's 200-key views alone, 50,000 records; the
-    # buffer's results are the partials it sends out (new_records_out), at every cardinality
-    side = {"job_record_us": 2.5, "busiest_record_us": 1.5, "key_us": 18.0}
+
+def _form_runs(remedy: str, side: dict | None = None) -> list[dict]:
+    """``remedy``'s runs made from the form with a known Spark side (``side``, default
+    :data:`FORM_SIDE`): 100,000 records, two subtasks; the 20-key set's busiest subtask 65 % of
+    them, the 20,000-key set's 5,000 new keys; subtask 0's 200-key views alone, 50,000 records;
+    the buffer's results are the partials it sends out (new_records_out), at every cardinality."""
+    side = side or FORM_SIDE
     operator_us = {20: 4.0, 200: 3.0, 2_000: 2.5, 20_000: 3.5}  # per record, by cardinality
     sent = {20: 800, 200: 9_000, 2_000: 60_000, 20_000: 90_000}  # the buffer's new partials
 
-    def row(remedy, card, records, new_keys, view_set, busiest_share=0.5):
+    def row(card, records, new_keys, view_set, busiest_share=0.5):
         busiest = records * busiest_share
         ops = [busiest * operator_us[card] / 1e6, (records - busiest) * operator_us[card] / 1e6]
         out = sent[card] * records / 100_000
@@ -174,19 +176,22 @@ def test_the_profile_gives_back_the_spark_side_its_runs_were_made_with():
                     latency_p99_ms=0.01, parallelism=2, run=0,
                     digest_matches_reference=True)  # fmt: skip
 
-    def runs(remedy):
-        return [row(remedy, 20, 100_000, 0, "balanced", 0.65),
-                row(remedy, 200, 100_000, 0, "balanced"),
-                row(remedy, 2_000, 100_000, 0, "balanced"),
-                row(remedy, 20_000, 100_000, 5_000, "balanced"),
-                row(remedy, 200, 50_000, 0, ALONE, 1.0)]  # fmt: skip
+    return [row(20, 100_000, 0, "balanced", 0.65),
+            row(200, 100_000, 0, "balanced"),
+            row(2_000, 100_000, 0, "balanced"),
+            row(20_000, 100_000, 5_000, "balanced"),
+            row(200, 50_000, 0, ALONE, 1.0)]  # fmt: skip
 
-    rows = runs("sorted")
-    others = [r for name in REMEDIES if name != "sorted" for r in runs(name)]
+
+def test_the_profile_gives_back_the_spark_side_its_runs_were_made_with():
+    from skewlab.doctor.remedy_costs import summarize as summarize_costs
+
+    rows = _form_runs("sorted")
+    others = [r for name in REMEDIES if name != "sorted" for r in _form_runs(name)]
     profile = summarize_costs(rows + others)["cost_profile"]
     for name in ("sorted", "buffered"):  # a result: a key; a partial sent out
         fitted = profile["spark_side"][name]
-        assert [fitted[k] for k in side] == pytest.approx(list(side.values()))
+        assert [fitted[k] for k in FORM_SIDE] == pytest.approx(list(FORM_SIDE.values()))
         assert fitted["busiest_record_from"] == ALONE
     assert profile["spark_side"]["buffered"]["results"] == "flush_keys"
     # the operator's own cost per record, by density (the cardinalities' in reverse)
@@ -775,3 +780,35 @@ def test_the_stored_profiles_pricing_is_judged_by_the_same_runs():
         "the cost profile measured in this session gave none (no slope): priced with the "
         "stored profile instead"
     ]
+
+
+def test_the_form_on_the_profiles_own_view_sets_is_one_where_the_runs_follow_it():
+    from skewlab.doctor.remedy_costs import summarize as summarize_costs
+    from skewlab.doctor.viz import form_on_view_sets, format_remedy_costs_summary
+    from skewlab.experiments.results import BenchResult
+
+    rows = [r for name in REMEDIES for r in _form_runs(name)]
+    summary = summarize_costs(rows)
+    profile = summary["cost_profile"]
+    table = form_on_view_sets(rows, profile)
+    # every remedy with a Spark side of its own (not salting's keyed stage), every view set
+    assert sorted(set(table["remedy"])) == sorted(profile["spark_side"])
+    assert len(table) == 5 * len(profile["spark_side"])
+    assert table["predicted / measured"].tolist() == pytest.approx([1.0] * len(table))
+    shares = dict(zip(table["view set"], table["busiest share"], strict=False))
+    assert (shares["20 keys"], shares["200 keys"], shares[f"200 keys, {ALONE}"]) == (0.65, 0.5, 1)
+    # the buffer's 20-key runs a quarter slower than the form: that set alone says so
+    slow = [
+        dict(r, job_seconds_by_slope=1.25 * r["job_seconds_by_slope"])
+        if (r["remedy"], r["cardinality"]) == ("buffered", 20) else r
+        for r in rows
+    ]  # fmt: skip
+    ratio = form_on_view_sets(slow, profile).set_index(["remedy", "view set"])
+    ratio = ratio["predicted / measured"]
+    assert ratio[("buffered", "20 keys")] == pytest.approx(1.25, abs=0.005)
+    assert ratio.drop(("buffered", "20 keys")).tolist() == pytest.approx([1.0] * (len(ratio) - 1))
+    # the benchmark's printout shows it with the rows, and leaves it out without them
+    header = "the job-time form on the profile's own view sets"
+    for kept, shown in ((rows, True), ([], False)):
+        printed = format_remedy_costs_summary(BenchResult("remedy_costs", "full", kept, summary))
+        assert (header in printed) is shown
