@@ -13,8 +13,9 @@ remedy          a subtask's operator time                                       
 naive_heap      its records, each at the heap's per-record cost for its key's         --
                 density
 naive_rocksdb   the same at RocksDB's                                                 R + W
-buffered        its records, each at the buffer's per-record cost for as many records     per
-                per flushed key as its flushes fold (simulated)                       flushed key
+buffered        its records, each at the buffer's per-record cost for as many partials    per
+                per record as its flushes send out (simulated; linear in them         flushed key
+                between the profile's: a record's fold, a partial's state update)
 cached          naive_heap's time + its LRU misses (simulated) x the cost of a miss   per miss
 salted          stage two, naive_rocksdb's (the final reduce), after stage one: its   R + W,
                 share of the salted keys' records (each key split evenly over the     both
@@ -105,7 +106,7 @@ def knot_weights(records_per_key: list[float], n: float) -> np.ndarray:
 
 
 #: Spark's side of a remedy's job, in us: per record of the job, per record of the busiest
-#: subtask, per key's result (:func:`job_seconds`).
+#: subtask, per result collected -- a key's state, or a buffer's partial (:func:`job_seconds`).
 SPARK_SIDE = ("job_record_us", "busiest_record_us", "key_us")
 
 
@@ -178,16 +179,30 @@ class Pricing:
         )
 
     def folded(self, subtask: Subtask) -> float:
-        """The buffer's operator time (seconds) on a subtask whose flushes fold ``records /
-        flushed keys`` records per key: its operator cost per record linear in log between
-        the profile's, held at its ends."""
+        """The buffer's operator time (seconds) on a subtask whose flushes send out
+        ``flush_keys`` partials for its ``records``: its operator cost per record linear in
+        the partials per record between the profile's, held at its ends -- a record costs its
+        fold, and each partial its state's read, merge and write, so between two of the
+        profile's view sets the time is linear in the records and the partials (a mix of hot
+        keys folding hundreds of records a flush and sparse keys folding one is priced by
+        its partials, not by the mean records a partial folds).
+
+        Example::
+
+            >>> costs = {"buffer": {"records_per_flushed_key": [1.0, 10.0],
+            ...                     "operator_per_record_us": [21.0, 3.0]}}
+            >>> # 1 us a record and 20 us a partial: 200 records in 40 partials, 1,000 us
+            >>> round(Pricing(costs, {}).folded({"records": 200, "flush_keys": 40}) * 1e6, 3)
+            1000.0
+        """
         if not subtask["flush_keys"]:
             return 0.0
         buffer = self.costs["buffer"]
-        x = np.log(np.asarray(buffer["records_per_flushed_key"], dtype=float))
-        per_key = subtask["records"] / subtask["flush_keys"]
-        table = np.asarray(buffer["operator_per_record_us"], float)
-        return subtask["records"] * float(np.interp(math.log(per_key), x, table)) / 1e6
+        partials = 1 / np.asarray(buffer["records_per_flushed_key"], dtype=float)
+        table = np.asarray(buffer["operator_per_record_us"], dtype=float)
+        order = np.argsort(partials)
+        share = subtask["flush_keys"] / subtask["records"]
+        return subtask["records"] * float(np.interp(share, partials[order], table[order])) / 1e6
 
     def missed(self, subtask: Subtask) -> float:
         """The cache's misses on a subtask (seconds) at the operator's measured cost of a miss

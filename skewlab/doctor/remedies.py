@@ -6,9 +6,9 @@ the catalog (:mod:`skewlab.doctor.catalog`, which says how each subtask's time i
 A remedy's job time is :func:`~skewlab.doctor.catalog.job_seconds` of its subtasks' operator
 times: the longer of the busiest subtask's chain (its operator and Spark's side of its records)
 and all the work over the cores the profile ran side by side (every operator and Spark's side of
-every record), plus each key's result collected outside the operator -- Spark's side measured
-per remedy in the profile's own runs; a remedy with a salted first stage adds that stage's job
-time. With a **disk profile** (seed 000's EBS, this
+every record), plus each result collected outside the operator (a key's state, or a buffer's
+partial) -- Spark's side measured per remedy in the profile's own runs; a remedy with a salted
+first stage adds that stage's job time. With a **disk profile** (seed 000's EBS, this
 machine's probe, any fio result) the state accesses that reach the disk add their modelled time
 (:mod:`skewlab.iomodel.model`): measured CPU, modelled disk, each said where it is shown.
 Latency: the profile's measured per-record p99 from a record's arrival at the operator to its

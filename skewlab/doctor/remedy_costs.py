@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -255,7 +255,7 @@ def alone_spec(n_views: int, n_users: int, cardinalities: Sequence[int], seed: i
     return ViewSpec(n_views, n_users, min(ALONE_CARDINALITY, max(cardinalities)), seed=seed)
 
 
-def n_view_sets(specs: Sequence[ViewSpec]) -> int:
+def n_view_sets(specs: Collection[ViewSpec]) -> int:
     """How many inputs :func:`view_sets` makes of ``specs``: each, and the one alone."""
     return len(specs) + 1
 

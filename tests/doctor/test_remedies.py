@@ -812,3 +812,23 @@ def test_the_form_on_the_profiles_own_view_sets_is_one_where_the_runs_follow_it(
     for kept, shown in ((rows, True), ([], False)):
         printed = format_remedy_costs_summary(BenchResult("remedy_costs", "full", kept, summary))
         assert (header in printed) is shown
+
+
+def test_the_buffer_between_the_profiles_view_sets_is_priced_by_its_partials():
+    from skewlab.doctor.catalog import Pricing, by_name
+
+    # the profile's two view sets: 1 and 10 records folded per flushed key, made of 2 us a
+    # record and 18 us a partial (20 and 3.8 us a record)
+    costs = {"buffer": {"records_per_flushed_key": [1.0, 10.0],
+                        "operator_per_record_us": [20.0, 3.8]}}  # fmt: skip
+    buffered = by_name("buffered")
+    # hot keys folding many records a flush beside sparse keys folding one: 1,000 records in
+    # 250 partials (4 a partial on average) cost their records and their partials
+    for records, partials in ((1_000, 250), (1_000, 100), (1_000, 1_000), (500, 60)):
+        subtask = {"records": records, "flush_keys": partials}
+        seconds = buffered.subtask_seconds(Pricing(costs, {}), subtask)
+        assert seconds == pytest.approx((2 * records + 18 * partials) / 1e6)
+    # beyond the profile's ends the cost per record is held
+    dense = {"records": 1_000, "flush_keys": 10}  # 100 a partial, past the 10 measured
+    assert buffered.subtask_seconds(Pricing(costs, {}), dense) == pytest.approx(1_000 * 3.8e-6)
+    assert buffered.subtask_seconds(Pricing(costs, {}), {"records": 5, "flush_keys": 0}) == 0
