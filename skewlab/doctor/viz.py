@@ -829,23 +829,17 @@ def form_on_view_sets(rows: list[dict[str, Any]], profile: dict[str, Any]):
     slots = int(profile["parallelism"])
     table = []
     for name, side in profile["spark_side"].items():
-        mine = [r for r in rows if r["remedy"] == name]
-        sets = sorted({(r.get("view_set", BALANCED), r["cardinality"]) for r in mine},
-                      key=lambda s: (s[0] != BALANCED, s[1]))  # fmt: skip
-
-        def med(view_set: str, card: int, field: str, mine=mine) -> float | None:
-            values = [
-                r[field] for r in mine
-                if r.get("view_set", BALANCED) == view_set and r["cardinality"] == card
-                and r.get(field) is not None
-            ]  # fmt: skip
-            return float(np.median(values)) if values else None
-
-        for view_set, card in sets:
-            fields = (MEASURE, OPERATOR, OPERATOR_ALL, "busiest_records", "records_large",
-                      NEW_RESULTS[side.get("results", "keys")], "parallelism")  # fmt: skip
+        by_set: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        for r in rows:
+            if r["remedy"] == name:
+                by_set.setdefault((r.get("view_set", BALANCED), r["cardinality"]), []).append(r)
+        fields = (MEASURE, OPERATOR, OPERATOR_ALL, "busiest_records", "records_large",
+                  NEW_RESULTS[side.get("results", "keys")], "parallelism")  # fmt: skip
+        # the balanced sets by cardinality, then the alone set
+        ordered = sorted(by_set.items(), key=lambda s: (s[0][0] != BALANCED, s[0][1]))
+        for (view_set, card), rounds in ordered:
             measured, busiest_op, all_ops, busiest, records, results, p = (
-                med(view_set, card, f) for f in fields
+                _median_of(rounds, field) for field in fields
             )
             if None in (measured, busiest_op, all_ops, busiest, records) or measured <= 0:
                 continue
@@ -856,11 +850,7 @@ def form_on_view_sets(rows: list[dict[str, Any]], profile: dict[str, Any]):
             if form <= 0:
                 continue
             label = f"{card:,} keys" + ("" if view_set == BALANCED else f", {view_set}")
-            rounds = [
-                r[MEASURE] for r in mine
-                if r.get("view_set", BALANCED) == view_set and r["cardinality"] == card
-            ]  # fmt: skip
-            ratio = median_estimate(rounds).scaled(1 / form)
+            ratio = median_estimate([r[MEASURE] for r in rounds]).scaled(1 / form)
             table.append({
                 "remedy": name, "view set": label,
                 "busiest share": round(busiest / records, 2),
@@ -922,6 +912,12 @@ def format_remedy_costs_summary(result: BenchResult) -> str:
     lines += _by_slope_lines(by_slope, intervals)
     lines.append(f"every digest equal to Spark SQL's: {summary['all_digests_match']}")
     return "\n".join(lines)
+
+
+def _median_of(rounds: list[dict[str, Any]], field: str) -> float | None:
+    """The median of ``field`` over ``rounds`` (``None``: no round has it)."""
+    values = [r[field] for r in rounds if r.get(field) is not None]
+    return float(np.median(values)) if values else None
 
 
 def _form_lines(rows: list[dict[str, Any]] | None, profile: dict[str, Any]) -> list[str]:

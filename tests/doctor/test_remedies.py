@@ -153,12 +153,11 @@ def test_the_cost_profile_gives_back_the_times_it_was_priced_from():
 FORM_SIDE = {"job_record_us": 2.5, "busiest_record_us": 1.5, "key_us": 18.0}
 
 
-def _form_runs(remedy: str, side: dict | None = None) -> list[dict]:
-    """``remedy``'s runs made from the form with a known Spark side (``side``, default
-    :data:`FORM_SIDE`): 100,000 records, two subtasks; the 20-key set's busiest subtask 65 % of
-    them, the 20,000-key set's 5,000 new keys; subtask 0's 200-key views alone, 50,000 records;
-    the buffer's results are the partials it sends out (new_records_out), at every cardinality."""
-    side = side or FORM_SIDE
+def _form_runs(remedy: str) -> list[dict]:
+    """``remedy``'s runs made from the form with a known Spark side (:data:`FORM_SIDE`):
+    100,000 records, two subtasks; the 20-key set's busiest subtask 65 % of them, the
+    20,000-key set's 5,000 new keys; subtask 0's 200-key views alone, 50,000 records; the
+    buffer's results are the partials it sends out (new_records_out), at every cardinality."""
     operator_us = {20: 4.0, 200: 3.0, 2_000: 2.5, 20_000: 3.5}  # per record, by cardinality
     sent = {20: 800, 200: 9_000, 2_000: 60_000, 20_000: 90_000}  # the buffer's new partials
 
@@ -167,7 +166,7 @@ def _form_runs(remedy: str, side: dict | None = None) -> list[dict]:
         ops = [busiest * operator_us[card] / 1e6, (records - busiest) * operator_us[card] / 1e6]
         out = sent[card] * records / 100_000
         results = out if remedy == "buffered" else new_keys
-        t = _form(ops, [busiest, records - busiest], results, side)
+        t = _form(ops, [busiest, records - busiest], results, FORM_SIDE)
         return dict(remedy=remedy, cardinality=card, view_set=view_set,
                     records_per_key=100_000 / card, job_seconds_by_slope=t,
                     busiest_records=busiest, busiest_state_reads=1, records_large=records,
