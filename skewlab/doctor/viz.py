@@ -833,15 +833,19 @@ def form_on_view_sets(rows: list[dict[str, Any]], profile: dict[str, Any]):
         for r in rows:
             if r["remedy"] == name:
                 by_set.setdefault((r.get("view_set", BALANCED), r["cardinality"]), []).append(r)
-        fields = (MEASURE, OPERATOR, OPERATOR_ALL, "busiest_records", "records_large",
+        fields = (OPERATOR, OPERATOR_ALL, "busiest_records", "records_large",
                   NEW_RESULTS[side.get("results", "keys")], "parallelism")  # fmt: skip
         # the balanced sets by cardinality, then the alone set
         ordered = sorted(by_set.items(), key=lambda s: (s[0][0] != BALANCED, s[0][1]))
         for (view_set, card), rounds in ordered:
-            measured, busiest_op, all_ops, busiest, records, results, p = (
+            estimate = median_estimate([r[MEASURE] for r in rounds])
+            busiest_op, all_ops, busiest, records, results, p = (
                 _median_of(rounds, field) for field in fields
             )
-            if None in (measured, busiest_op, all_ops, busiest, records) or measured <= 0:
+            if estimate is None or None in (busiest_op, all_ops, busiest, records):
+                continue
+            measured = estimate.value
+            if measured <= 0:
                 continue
             others = max(int(p or slots) - 1, 1)
             operators = [busiest_op] + [(all_ops - busiest_op) / others] * others
@@ -850,7 +854,7 @@ def form_on_view_sets(rows: list[dict[str, Any]], profile: dict[str, Any]):
             if form <= 0:
                 continue
             label = f"{card:,} keys" + ("" if view_set == BALANCED else f", {view_set}")
-            ratio = median_estimate([r[MEASURE] for r in rounds]).scaled(1 / form)
+            ratio = estimate.scaled(1 / form)
             table.append({
                 "remedy": name, "view set": label,
                 "busiest share": round(busiest / records, 2),
