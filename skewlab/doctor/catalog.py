@@ -106,7 +106,7 @@ def knot_weights(records_per_key: list[float], n: float) -> np.ndarray:
 
 
 #: Spark's side of a remedy's job, in us: per record of the job, per record of the busiest
-#: subtask, per result collected -- a key's state, or a buffer's partial (:func:`job_seconds`).
+#: subtask, per key's result collected (:func:`job_seconds`).
 SPARK_SIDE = ("job_record_us", "busiest_record_us", "key_us")
 
 
@@ -121,8 +121,9 @@ def job_seconds(
     disk's included) and records: the longer of the busiest chain -- a subtask's operator and
     Spark's side of its records (``busiest_record_us`` each) -- and all the work over the
     ``slots`` cores (every operator and Spark's side of every record, ``job_record_us`` each),
-    then each result (``key_us`` for each of ``new_keys``: a key's state or a buffer's partial,
-    pickled, sent to the JVM and collected to the driver outside the operator).
+    then each key's result (``key_us`` for each of ``new_keys``: its state, the sink's last
+    value, pickled, sent to the JVM and collected to the driver outside the operator; a
+    buffer's partials are merged into the state inside its operator and priced there).
 
     Example::
 
@@ -226,9 +227,7 @@ class Remedy:
     this one's, and over how many keyed stages; ``first_stage``: a salted first stage runs
     before this one's (its records per subtask are the salted stage-one loads);
     ``spark_side_as``: the remedy whose measured Spark side (:func:`job_seconds`) this one's
-    keyed stage has (default: its own); ``results``: what one of the results its Spark side
-    prices per result is -- ``"keys"`` (a key's state emitted once) or ``"flush_keys"`` (a
-    partial per key per flush).
+    keyed stage has (default: its own).
 
     Example::
 
@@ -251,7 +250,6 @@ class Remedy:
     latency_as: tuple[str, int] | None = None
     first_stage: bool = False
     spark_side_as: str | None = None
-    results: str = "keys"
 
     def latency_of(self) -> tuple[str, int]:
         """The remedy whose measured latency p99 is this one's, and how many stages of it."""
@@ -322,8 +320,6 @@ CATALOG: tuple[Remedy, ...] = (
             f"{replay['records']:,}"
         ),
         density_priced=False,
-        # it sends out a partial per key per flush, not one result per key
-        results="flush_keys",
     ),
     Remedy(
         name="cached",

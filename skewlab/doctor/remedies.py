@@ -6,11 +6,12 @@ the catalog (:mod:`skewlab.doctor.catalog`, which says how each subtask's time i
 A remedy's job time is :func:`~skewlab.doctor.catalog.job_seconds` of its subtasks' operator
 times: the longer of the busiest subtask's chain (its operator and Spark's side of its records)
 and all the work over the cores the profile ran side by side (every operator and Spark's side of
-every record), plus each result collected outside the operator (a key's state, or a buffer's
-partial) -- Spark's side measured per remedy in the profile's own runs; a remedy with a salted
-first stage adds that stage's job time. With a **disk profile** (seed 000's EBS, this
-machine's probe, any fio result) the state accesses that reach the disk add their modelled time
-(:mod:`skewlab.iomodel.model`): measured CPU, modelled disk, each said where it is shown.
+every record), plus each key's result collected outside the operator (its state; a buffer's
+partials are merged into it inside the operator) -- Spark's side measured per remedy in the
+profile's own runs; a remedy with a salted first stage adds that stage's job time. With a
+**disk profile** (seed 000's EBS, this machine's probe, any fio result) the state accesses that
+reach the disk add their modelled time (:mod:`skewlab.iomodel.model`): measured CPU, modelled
+disk, each said where it is shown.
 Latency: the profile's measured per-record p99 from a record's arrival at the operator to its
 emission (a buffered record's wait for its flush included, at the profile's full speed; with a
 slow source it waits up to the trigger interval, as its costs say; salting's is two naive
@@ -35,7 +36,6 @@ Example::
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,15 +195,14 @@ def predict_remedies(
     salt_buckets: int | None = None,
     samples: int = 20_000,
     catalog: tuple[Remedy, ...] = CATALOG,
-    new_results: Mapping[str, float] | None = None,
+    new_keys: float | None = None,
 ) -> dict[str, Any]:
     """Every remedy's predicted job throughput, latency and costs at the replay's parallelism
     (see the module doc); ``stage_one_loads`` are salting's first-stage records per subtask
     with ``salt_buckets`` salts per key (default: the parallelism); ``catalog``: the remedies
-    weighed (:data:`~skewlab.doctor.catalog.CATALOG`); ``new_results``: the results the job
-    collects, by what a result is (``keys``, ``flush_keys``: a remedy's ``results``); default:
-    every key and every flushed key of the replay (a job time by slope collects only those the
-    larger input adds: :func:`~skewlab.doctor.remedy_costs.new_keys_by_slope`).
+    weighed (:data:`~skewlab.doctor.catalog.CATALOG`); ``new_keys``: the keys whose results the
+    job collects (default: every key of the replay; a job time by slope collects only the keys
+    the larger input adds, :func:`~skewlab.doctor.remedy_costs.new_keys_by_slope`).
 
     Example::
 
@@ -225,8 +224,7 @@ def predict_remedies(
     first_cpu = _first_stage_seconds(replay, pricing, stage_one_loads)
     # a salted key's first stage reads and writes its state once per record
     first_io = io([(n, n) for n in stage_one_loads])
-    if new_results is None:
-        new_results = {"keys": replay["keys"], "flush_keys": replay["buffer"]["flush_keys"]}
+    keys = replay["keys"] if new_keys is None else new_keys
     rows = []
     for remedy in catalog:
         own_io = io([remedy.state_accesses(s) for s in subtasks])
@@ -234,7 +232,7 @@ def predict_remedies(
             cpu=[remedy.subtask_seconds(pricing, s) for s in subtasks],
             io=own_io,
             records=[s["records"] for s in subtasks],
-            new_keys=new_results[remedy.results],
+            new_keys=keys,
             side=costs["spark_side"][remedy.spark_side_of],
             first=(first_cpu, first_io) if remedy.first_stage else None,
         )

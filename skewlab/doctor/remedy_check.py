@@ -261,7 +261,7 @@ def run_experiment(
             )
             inputs |= profile_inputs
         new_keys = {name: new_keys_by_slope(views) for name, views in inputs.items()}
-        replays, loads, densities, new_results = {}, {}, {}, {}
+        replays, loads, densities = {}, {}, {}
         for name, views in inputs.items():
             if name in sets and sets[name][1] != BALANCED:
                 continue
@@ -276,15 +276,6 @@ def run_experiment(
                 densities[str(sets[name][0].n_tweets)] = busiest["density"]
                 continue
             replays[name] = replay
-            # the results a job time by slope collects: the keys, and the buffer's partials
-            # (flushed keys), the larger input adds
-            small = replay_subtasks(
-                views.views["small"], "tweet_id", parallelism=p, cache_entries=cache_entries,
-                buffer_max_count=max_count,
-            )  # fmt: skip
-            scale = views.n_large / (views.n_large - views.n_small)
-            flushed = replay["buffer"]["flush_keys"] - small["buffer"]["flush_keys"]
-            new_results[name] = {"keys": new_keys[name], "flush_keys": flushed * scale}
             loads[name] = salted_stage_one_loads(views.large, "tweet_id", salt_buckets=p,
                                                  parallelism=p)  # fmt: skip
         measured: dict[str, dict[str, list[dict]]] = {name: {} for name in specs}
@@ -310,7 +301,7 @@ def run_experiment(
         return [
             _check(name, replays[name], predict_remedies(replays[name], loads[name], costs_used,
                                                          bounded=True, salt_buckets=p,
-                                                         new_results=new_results[name]),
+                                                         new_keys=new_keys[name]),
                    measured[name], workload, costs_used)
             for name, workload in specs.items()
         ]  # fmt: skip

@@ -29,8 +29,8 @@ timers) and taken by the same slope. The profile derived from the runs
                 subtask, in us -- what the doctor prices each subtask's records with
 ``spark_side``  per remedy (salting's keyed stage has naive RocksDB's): Spark's side of the
                 job apart from the operators, in us -- per record of the job, per record of
-                the busiest subtask running alone, per result collected (a key's state, or
-                each partial the buffer sends out)
+                the busiest subtask running alone, per key's result collected (its state;
+                a buffer's partials are merged into it inside the operator)
                 (:func:`spark_side`, the form of :func:`~skewlab.doctor.catalog.job_seconds`)
 ``miss_us``     the cache's extra job time per miss over the heap (a RocksDB read, an
                 eviction's write-back), fitted through the origin over the cardinalities;
@@ -70,6 +70,7 @@ from skewlab.doctor.catalog import (
     CATALOG,
     TRIGGER_INTERVAL_MS,
     Remedy,
+    job_seconds,
     knot_weights,
     strategies,
 )
@@ -102,11 +103,11 @@ __all__ = [
     "EXPERIMENT",
     "HEADLINES",
     "MEASURE",
-    "NEW_RESULTS",
     "NoCostPerRecord",
     "SubtaskSlopeInput",
     "alone_spec",
     "cost_profile",
+    "form_on_view_sets",
     "load_cost_profile",
     "new_keys_by_slope",
     "run_experiment",
@@ -115,10 +116,6 @@ __all__ = [
 ]
 
 EXPERIMENT = "remedy_costs"
-#: What a remedy's results are counted by between the slope's two sizes, by what one result is
-#: (:attr:`~skewlab.doctor.catalog.Remedy.results`): a key (its state emitted once) or a
-#: flushed key (a partial per key per flush: the rows the buffer sends out).
-NEW_RESULTS = {"keys": "new_keys", "flush_keys": "new_records_out"}
 #: The rows' operator times by slope: the busiest subtask's, and all the last stage's.
 OPERATOR = "busiest_operator_seconds"
 OPERATOR_ALL = "operator_seconds_by_slope"
@@ -336,8 +333,6 @@ def _row(run, spec: ViewSpec, new_keys: float = 0.0, view_set: str = BALANCED) -
         OPERATOR: operator_by_slope(run, stages[-1], busiest["subtask"]),
         OPERATOR_ALL: operator_by_slope(run, stages[-1]),
         "new_keys": new_keys,
-        # the rows the remedy sent out between the sizes (a buffer's partials), as new_keys
-        "new_records_out": (result.records_out - run.small.records_out) * by_slope(run),
         "parallelism": result.parameters["parallelism"],
         "records_in": result.records_in,
         "records_out": result.records_out,
@@ -379,7 +374,8 @@ def summarize(
     over the rounds); ``rounds``: per remedy and cardinality, how many (a fast remedy runs
     more: :mod:`skewlab.experiments.matched_rounds`); ``runs``: the fewest of those;
     ``all_digests_match``; ``alone_set``: the same for the view set run with subtask 0's
-    keys alone (:data:`ALONE`)."""
+    keys alone (:data:`ALONE`); ``form_on_view_sets``: how far the job-time form explains
+    each view set (:func:`form_on_view_sets`)."""
     alone = [r for r in rows if r.get("view_set", BALANCED) == ALONE]
     balanced = [r for r in rows if r.get("view_set", BALANCED) == BALANCED]
     cards = sorted({r["cardinality"] for r in balanced})
@@ -407,6 +403,7 @@ def summarize(
         profile, error = cost_profile(rows, densities, catalog), None
     except NoCostPerRecord as failed:
         profile, error = None, str(failed)
+    checked = form_on_view_sets(rows, profile) if profile is not None else []
     return {
         "headline_measure": MEASURE,
         "runs": min((n for by_card in rounds.values() for n in by_card.values()), default=0),
@@ -425,6 +422,7 @@ def summarize(
             },
         },
         "intervals": intervals,
+        "form_on_view_sets": checked,
     }
 
 
@@ -461,7 +459,7 @@ def cost_profile(
         >>> rows = [dict(remedy=r, cardinality=2, records_per_key=50.0, job_seconds_by_slope=1.0,
         ...              busiest_records=60, busiest_state_reads=30, stage_one_busiest_records=50,
         ...              busiest_operator_seconds=0.3, operator_seconds_by_slope=0.5,
-        ...              records_large=100, new_keys=0.0, new_records_out=0.0,
+        ...              records_large=100, new_keys=0.0,
         ...              latency_p99_ms=0.01, parallelism=2)
         ...         for r in REMEDIES]
         >>> profile = cost_profile(rows)
@@ -537,7 +535,7 @@ def cost_profile(
             "operator_per_record_us": [buffered_us(OPERATOR)[i] for i in order],
         },
         "spark_side": {
-            r.name: spark_side(rows, alone, r.name, int(rows[0]["parallelism"]), r.results)
+            r.name: spark_side(rows, alone, r.name, int(rows[0]["parallelism"]))
             for r in catalog
             if r.spark_side_as is None
         },
@@ -552,16 +550,16 @@ def cost_profile(
 
 
 def spark_side(
-    rows: Sequence[dict], alone: Sequence[dict], remedy: str, slots: int, results: str = "keys"
+    rows: Sequence[dict], alone: Sequence[dict], remedy: str, slots: int
 ) -> dict[str, Any]:
     """``remedy``'s Spark side, in us, from its medians by slope (the form of
     :func:`~skewlab.doctor.catalog.job_seconds`): per record of the job (``job_record_us``)
-    and per new result (``key_us``: ``results`` says what a result is, a key or a flushed key,
-    :data:`NEW_RESULTS`), fitted together by least squares over the view sets whose subtasks
+    and per new key (``key_us``: its state collected; a buffer's partials are merged into it
+    inside the operator), fitted together by least squares over the view sets whose subtasks
     hold even shares of the records, where the job is all the work over the cores (a key term
     that comes out negative is held at 0 and J fitted alone; ``key_us_measured`` keeps the
     figure); per record of the busiest subtask (``busiest_record_us``) from the view set whose
-    subtask 0 runs alone, less its new results' term.
+    subtask 0 runs alone, less its new keys' term.
     Without an alone view set whose job took longer over all its views than over a quarter (a
     tiny profile's may not) the busiest chain is priced at the job's rate, and
     ``busiest_record_from`` says so.
@@ -588,17 +586,18 @@ def spark_side(
     def med(set_rows: Sequence[dict], k: int | None, field: str) -> float:
         return _median(set_rows, remedy, k, field)
 
-    count = NEW_RESULTS[results]
     cards = sorted({r["cardinality"] for r in rows if r["remedy"] == remedy})
     # where every subtask holds its share of the records the job is all the work over the
-    # cores: slots x T - every operator = J x the job's records + slots x c x its new results
+    # cores: slots x T - every operator = J x the job's records + slots x c x its new keys
     even = [
         k
         for k in cards
         if med(rows, k, "busiest_records") * slots <= 1.1 * med(rows, k, "records_large")
     ]
     even = even or cards
-    design = np.array([[med(rows, k, "records_large"), slots * med(rows, k, count)] for k in even])
+    design = np.array(
+        [[med(rows, k, "records_large"), slots * med(rows, k, "new_keys")] for k in even]
+    )
     left = np.array([slots * med(rows, k, MEASURE) - med(rows, k, OPERATOR_ALL) for k in even])
     # without a key term to fit (or with a negative one): J alone, through the origin
     job_record, key_measured = float(np.median(left / design[:, 0])), 0.0
@@ -611,14 +610,72 @@ def spark_side(
     mine = [r[MEASURE] for r in alone if r["remedy"] == remedy and r[MEASURE] is not None]
     if mine and statistics.median(mine) > 0:
         chain = med(alone, None, MEASURE) - med(alone, None, OPERATOR)
-        chain -= key * med(alone, None, count)  # its own new results, if any
+        chain -= key * med(alone, None, "new_keys")  # its own new keys, if any
         busiest_record = chain / med(alone, None, "busiest_records")
         source = ALONE
     else:  # no alone view set, or its job no longer over all its views than over a quarter
         busiest_record, source = job_record, "the job's rate (no alone view set measured)"
     return {"job_record_us": job_record * 1e6, "busiest_record_us": busiest_record * 1e6,
             "key_us": key * 1e6, "key_us_measured": key_measured * 1e6,
-            "busiest_record_from": source, "results": results}  # fmt: skip
+            "busiest_record_from": source}  # fmt: skip
+
+
+def form_on_view_sets(rows: Sequence[dict], profile: dict[str, Any]) -> list[dict[str, Any]]:
+    """How far the job-time form (:func:`~skewlab.doctor.catalog.job_seconds`) explains the
+    profile's own view sets: per remedy with a Spark side and per view set (the balanced sets
+    by cardinality, then the alone set), the job time the form gives from that set's own
+    medians over the rounds (its busiest subtask's operator and records, every operator, the
+    records -- the others' shared evenly -- and its new keys) at ``profile``'s Spark side,
+    beside the job time measured by slope; ``predicted_over_measured``: predicted / measured
+    job throughput (the measured time over the form's) with the bootstrap interval of the
+    rounds' median. The even sets' Spark side is fitted to them, so they sit near 1.00 by
+    construction unless the form cannot follow them; the uneven 20-key set and the alone set
+    show what the fit leaves out.
+
+    Example::
+
+        >>> result = run_experiment("tiny", progress=False)                     # doctest: +SKIP
+        >>> form_on_view_sets(result.rows, result.summary["cost_profile"])[0]  # doctest: +SKIP
+        {'remedy': 'naive_heap', 'view_set': 'balanced', 'cardinality': 20, ...}
+    """
+    slots = int(profile["parallelism"])
+    fields = (OPERATOR, OPERATOR_ALL, "busiest_records", "records_large", "new_keys",
+              "parallelism")  # fmt: skip
+    checked = []
+    for name, side in profile["spark_side"].items():
+        by_set: dict[tuple[str, int], list[dict]] = {}
+        for r in rows:
+            if r["remedy"] == name:
+                by_set.setdefault((r.get("view_set", BALANCED), r["cardinality"]), []).append(r)
+        for (view_set, card), rounds in sorted(
+            by_set.items(), key=lambda s: (s[0][0] != BALANCED, s[0][1])
+        ):
+            estimate = median_estimate([r[MEASURE] for r in rounds])
+            busiest_op, all_ops, busiest, records, new_keys, p = (
+                _median_of(rounds, field) for field in fields
+            )
+            missing = None in (busiest_op, all_ops, busiest, records)
+            if estimate is None or estimate.value <= 0 or missing:
+                continue
+            others = max(int(p or slots) - 1, 1)
+            operators = [busiest_op] + [(all_ops - busiest_op) / others] * others
+            records_by_subtask = [busiest] + [(records - busiest) / others] * others
+            form = job_seconds(operators, records_by_subtask, new_keys or 0.0, side, slots)
+            if form <= 0:
+                continue
+            checked.append({
+                "remedy": name, "view_set": view_set, "cardinality": card,
+                "busiest_share": busiest / records, "measured_seconds": estimate.value,
+                "form_seconds": form,
+                "predicted_over_measured": estimate.scaled(1 / form).to_json(),
+            })  # fmt: skip
+    return checked
+
+
+def _median_of(rounds: Sequence[dict], field: str) -> float | None:
+    """The median of ``field`` over ``rounds`` (``None``: no round has it)."""
+    values = [r[field] for r in rounds if r.get(field) is not None]
+    return float(statistics.median(values)) if values else None
 
 
 def load_cost_profile(path: str | Path | None = None) -> dict[str, Any]:

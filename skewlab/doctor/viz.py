@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import ipywidgets as widgets
-import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from skewlab.doctor.catalog import DENSITY_PRICED, job_seconds
+from skewlab.doctor.catalog import DENSITY_PRICED
 from skewlab.doctor.checkpoint_state import StateReport
 from skewlab.doctor.diagnosis import diagnose, read_records
 from skewlab.doctor.live_hot_keys import FollowWindow
@@ -44,15 +43,12 @@ from skewlab.doctor.remedy_costs import (
     ALONE,
     BALANCED,
     MEASURE,
-    NEW_RESULTS,
-    OPERATOR,
-    OPERATOR_ALL,
 )
 from skewlab.doctor.schema import Diagnosis, FlinkLoads
 from skewlab.doctor.verdict import ENGINE_NAMES, WIDTH, verdict_lines, wrap
 from skewlab.engine.partitioners import ENGINES
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.intervals import Estimate, median_estimate, over
+from skewlab.experiments.intervals import Estimate, over
 from skewlab.experiments.references import load_reference
 from skewlab.experiments.results import BenchResult, bench_summary
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
@@ -781,7 +777,7 @@ def cost_profile_table(profile: dict[str, Any], table: str = "per_record_us"):
 
 def spark_side_lines(profile: dict[str, Any]) -> list[str]:
     """Each remedy's Spark side as the profile measured it (us): per record of the job, per
-    record of the busiest subtask, per result collected (a key's, or the buffer's partial).
+    record of the busiest subtask, per key's result collected.
 
     Example::
 
@@ -790,12 +786,10 @@ def spark_side_lines(profile: dict[str, Any]) -> list[str]:
         >>> spark_side_lines({"spark_side": {"sorted": side}})[1]
         '  sorted: 2.80 / 1.60 / 13.50'
     """
-    lines = ["Spark's side (us): a record of the job / of the busiest subtask / a result:"]
+    lines = ["Spark's side (us): a record of the job / of the busiest subtask / a key's result:"]
     for name, side in profile["spark_side"].items():
         source = side["busiest_record_from"]
         note = "" if source == ALONE else f" (busiest: {source})"
-        if side.get("results") == "flush_keys":
-            note += " (a result: a partial per flushed key)"
         kept = side["key_us_measured"]
         if kept < 0:
             note += f" (a key measured {kept:.2f}, held at 0)"
@@ -806,62 +800,35 @@ def spark_side_lines(profile: dict[str, Any]) -> list[str]:
     return lines
 
 
-def form_on_view_sets(rows: list[dict[str, Any]], profile: dict[str, Any]):
-    """How far the job-time form (:func:`~skewlab.doctor.catalog.job_seconds`) explains the
-    profile's own view sets: per remedy with a Spark side and per view set, the job time the
-    form gives from that set's own medians over the rounds (its busiest subtask's operator and
-    records, every operator, the records -- the others' shared evenly -- and the results it
-    collects) at ``profile``'s Spark side, beside the job time measured by slope, and
-    predicted / measured job throughput (the measured time over the form's) with the bootstrap
-    interval of the rounds' median. The even sets' Spark side is fitted to them, so they sit
-    near 1.00 by construction unless the form cannot follow them; the uneven 20-key set and
-    the alone set show what the fit leaves out. Needs a result's rows: the shipped reference
-    keeps its summary only.
+def form_on_view_sets_table(checked: list[dict[str, Any]]):
+    """The job-time form on the profile's own view sets
+    (:func:`~skewlab.doctor.remedy_costs.form_on_view_sets`, kept in the summary as
+    ``form_on_view_sets``) as a table: per remedy and view set, its busiest subtask's share,
+    the job time measured and the form's, and predicted / measured job throughput with its
+    interval.
 
     Example::
 
         >>> from skewlab.doctor.remedy_costs import run_experiment
-        >>> result = run_experiment("tiny", progress=False)                # doctest: +SKIP
-        >>> form_on_view_sets(result.rows, result.summary["cost_profile"])  # doctest: +SKIP
+        >>> result = run_experiment("tiny", progress=False)                      # doctest: +SKIP
+        >>> form_on_view_sets_table(result.summary["form_on_view_sets"])         # doctest: +SKIP
     """
     import pandas as pd
 
-    slots = int(profile["parallelism"])
     table = []
-    for name, side in profile["spark_side"].items():
-        by_set: dict[tuple[str, int], list[dict[str, Any]]] = {}
-        for r in rows:
-            if r["remedy"] == name:
-                by_set.setdefault((r.get("view_set", BALANCED), r["cardinality"]), []).append(r)
-        fields = (OPERATOR, OPERATOR_ALL, "busiest_records", "records_large",
-                  NEW_RESULTS[side.get("results", "keys")], "parallelism")  # fmt: skip
-        # the balanced sets by cardinality, then the alone set
-        ordered = sorted(by_set.items(), key=lambda s: (s[0][0] != BALANCED, s[0][1]))
-        for (view_set, card), rounds in ordered:
-            estimate = median_estimate([r[MEASURE] for r in rounds])
-            busiest_op, all_ops, busiest, records, results, p = (
-                _median_of(rounds, field) for field in fields
-            )
-            if estimate is None or None in (busiest_op, all_ops, busiest, records):
-                continue
-            measured = estimate.value
-            if measured <= 0:
-                continue
-            others = max(int(p or slots) - 1, 1)
-            operators = [busiest_op] + [(all_ops - busiest_op) / others] * others
-            records_by_subtask = [busiest] + [(records - busiest) / others] * others
-            form = job_seconds(operators, records_by_subtask, results or 0.0, side, slots)
-            if form <= 0:
-                continue
-            label = f"{card:,} keys" + ("" if view_set == BALANCED else f", {view_set}")
-            ratio = estimate.scaled(1 / form)
-            table.append({
-                "remedy": name, "view set": label,
-                "busiest share": round(busiest / records, 2),
-                "measured (s)": round(measured, 3), "form (s)": round(form, 3),
-                "predicted / measured": round(ratio.value, 2),
-                "interval": f"[{ratio.low:.2f}..{ratio.high:.2f}]" if ratio.has_interval else "-",
-            })  # fmt: skip
+    for row in checked:
+        ratio = Estimate.from_json(row["predicted_over_measured"])
+        label = f"{row['cardinality']:,} keys" + (
+            "" if row["view_set"] == BALANCED else f", {row['view_set']}"
+        )
+        table.append({
+            "remedy": row["remedy"], "view set": label,
+            "busiest share": round(row["busiest_share"], 2),
+            "measured (s)": round(row["measured_seconds"], 3),
+            "form (s)": round(row["form_seconds"], 3),
+            "predicted / measured": round(ratio.value, 2),
+            "interval": f"[{ratio.low:.2f}..{ratio.high:.2f}]" if ratio.has_interval else "-",
+        })  # fmt: skip
     return pd.DataFrame(table)
 
 
@@ -901,7 +868,7 @@ def format_remedy_costs_summary(result: BenchResult) -> str:
         "of which the operator's own time per record of the busiest subtask (us):",
         cost_profile_table(profile, "operator_us").to_string(index=False),
         *spark_side_lines(profile),
-        *_form_lines(result.rows, profile),
+        *_form_lines(summary),
         f"cache: {profile['miss_us']:.2f} us per miss over the heap"
         if profile["miss_us"] is not None
         else "cache: no misses measured",
@@ -918,17 +885,11 @@ def format_remedy_costs_summary(result: BenchResult) -> str:
     return "\n".join(lines)
 
 
-def _median_of(rounds: list[dict[str, Any]], field: str) -> float | None:
-    """The median of ``field`` over ``rounds`` (``None``: no round has it)."""
-    values = [r[field] for r in rounds if r.get(field) is not None]
-    return float(np.median(values)) if values else None
-
-
-def _form_lines(rows: list[dict[str, Any]] | None, profile: dict[str, Any]) -> list[str]:
-    """The form on the profile's own view sets (:func:`form_on_view_sets`), where the result
-    has its rows."""
-    table = form_on_view_sets(rows, profile) if rows else None
-    if table is None or table.empty:
+def _form_lines(summary: dict[str, Any]) -> list[str]:
+    """The form on the profile's own view sets (:func:`form_on_view_sets_table`), where the
+    summary has it."""
+    table = form_on_view_sets_table(summary.get("form_on_view_sets") or [])
+    if table.empty:
         return []
     return [
         "the job-time form on the profile's own view sets, predicted / measured job throughput",

@@ -112,7 +112,7 @@ def _rows(seconds_by_card: dict[int, float], n_views: int = 1_000) -> list[dict]
              busiest_records=n_views // 2, busiest_state_reads=n_views // (4 if k > 10 else 40),
              stage_one_busiest_records=n_views // 2, latency_p99_ms=0.01, parallelism=2,
              busiest_operator_seconds=t / 3, operator_seconds_by_slope=2 * t / 3,
-             records_large=n_views, new_keys=0.0, new_records_out=0.0)
+             records_large=n_views, new_keys=0.0)
         for r in REMEDIES
         for k, t in seconds_by_card.items()
     ]  # fmt: skip
@@ -156,22 +156,19 @@ FORM_SIDE = {"job_record_us": 2.5, "busiest_record_us": 1.5, "key_us": 18.0}
 def _form_runs(remedy: str) -> list[dict]:
     """``remedy``'s runs made from the form with a known Spark side (:data:`FORM_SIDE`):
     100,000 records, two subtasks; the 20-key set's busiest subtask 65 % of them, the
-    20,000-key set's 5,000 new keys; subtask 0's 200-key views alone, 50,000 records; the
-    buffer's results are the partials it sends out (new_records_out), at every cardinality."""
+    20,000-key set's 5,000 new keys; subtask 0's 200-key views alone, 50,000 records. Every
+    remedy, the buffer too, collects one result per key."""
     operator_us = {20: 4.0, 200: 3.0, 2_000: 2.5, 20_000: 3.5}  # per record, by cardinality
-    sent = {20: 800, 200: 9_000, 2_000: 60_000, 20_000: 90_000}  # the buffer's new partials
 
     def row(card, records, new_keys, view_set, busiest_share=0.5):
         busiest = records * busiest_share
         ops = [busiest * operator_us[card] / 1e6, (records - busiest) * operator_us[card] / 1e6]
-        out = sent[card] * records / 100_000
-        results = out if remedy == "buffered" else new_keys
-        t = _form(ops, [busiest, records - busiest], results, FORM_SIDE)
+        t = _form(ops, [busiest, records - busiest], new_keys, FORM_SIDE)
         return dict(remedy=remedy, cardinality=card, view_set=view_set,
                     records_per_key=100_000 / card, job_seconds_by_slope=t,
                     busiest_records=busiest, busiest_state_reads=1, records_large=records,
                     stage_one_busiest_records=busiest, busiest_operator_seconds=ops[0],
-                    operator_seconds_by_slope=sum(ops), new_keys=new_keys, new_records_out=out,
+                    operator_seconds_by_slope=sum(ops), new_keys=new_keys,
                     latency_p99_ms=0.01, parallelism=2, run=0,
                     digest_matches_reference=True)  # fmt: skip
 
@@ -188,11 +185,10 @@ def test_the_profile_gives_back_the_spark_side_its_runs_were_made_with():
     rows = _form_runs("sorted")
     others = [r for name in REMEDIES if name != "sorted" for r in _form_runs(name)]
     profile = summarize_costs(rows + others)["cost_profile"]
-    for name in ("sorted", "buffered"):  # a result: a key; a partial sent out
+    for name in ("sorted", "buffered"):  # the buffer's partials are its operator's, not Spark's
         fitted = profile["spark_side"][name]
         assert [fitted[k] for k in FORM_SIDE] == pytest.approx(list(FORM_SIDE.values()))
         assert fitted["busiest_record_from"] == ALONE
-    assert profile["spark_side"]["buffered"]["results"] == "flush_keys"
     # the operator's own cost per record, by density (the cardinalities' in reverse)
     assert profile["operator_us"]["sorted"] == pytest.approx([3.5, 2.5, 3.0, 4.0])
     # salting's keyed stage has naive RocksDB's Spark side, not one of its own
@@ -203,8 +199,7 @@ def test_the_profile_gives_back_the_spark_side_its_runs_were_made_with():
     replay = dict(_replay(), records=100_000, keys=200,
                   subtasks=[even, dict(even, subtask=1)])  # fmt: skip
     costs = {**profile, "source": "fitted", "machine": None}
-    none = {"keys": 0, "flush_keys": 0}
-    priced = predict_remedies(replay, [50_000.0, 50_000.0], costs, bounded=True, new_results=none)
+    priced = predict_remedies(replay, [50_000.0, 50_000.0], costs, bounded=True, new_keys=0)
     sorted_row = next(r for r in priced["remedies"] if r["remedy"] == "sorted")
     assert sorted_row["job_seconds"] == pytest.approx(rows[1]["job_seconds_by_slope"], rel=0.05)
     assert sorted_row["records_per_second_interval"] is None  # one round: no spread to draw
@@ -300,19 +295,16 @@ def test_remedies_are_priced_as_the_module_states():
         job([1_000 * 10e-6 + 100 * 8e-6, 200 * 10e-6 + 200 * 8e-6])
     )
     # buffered: 10 records per flushed key on subtask 0 -> 2 us a record; 1 on subtask 1 -> 20
-    # and its results are the partials it sends out, one per flushed key (300), not its keys
-    buffered = _form([1_000 * 2e-6, 200 * 20e-6], records, 300, SIDE)
-    assert by["buffered"]["job_seconds"] == pytest.approx(buffered)
+    # its partials (300) are merged into the state inside the operator: Spark's side collects
+    # one result per key (210), as every remedy's
+    assert by["buffered"]["job_seconds"] == pytest.approx(job([1_000 * 2e-6, 200 * 20e-6]))
     # salted: stage one (even loads, 30 us) then stage two, naive RocksDB's (its Spark side)
     assert by["salted"]["job_seconds"] == pytest.approx(600 * 30e-6 + job(rocks))
     # a job time by slope collects only the keys the larger input adds
-    fewer = {"keys": 10, "flush_keys": 100}
     fewer = {r["remedy"]: r for r in predict_remedies(replay, [600.0, 600.0], costs,
-                                                      new_results=fewer)["remedies"]}  # fmt: skip
-    heap, buffered = fewer["naive_heap"]["job_seconds"], fewer["buffered"]["job_seconds"]
-    assert by["naive_heap"]["job_seconds"] - heap == pytest.approx(200 * 20e-6)
-    # the buffer's results are its partials, one per flushed key: 300 by default, 100 here
-    assert by["buffered"]["job_seconds"] - buffered == pytest.approx(200 * 20e-6)
+                                                      new_keys=10)["remedies"]}  # fmt: skip
+    for name in ("naive_heap", "buffered"):
+        assert by[name]["job_seconds"] - fewer[name]["job_seconds"] == pytest.approx(200 * 20e-6)
     assert not by["sorted"]["eligible"] and "sorted" not in priced["ranking"]
     assert priced["ranking"][0] == priced["best"] == priced["recommendation"]["remedy"]
     speeds = [by[r]["records_per_second"] for r in priced["ranking"]]
@@ -782,14 +774,16 @@ def test_the_stored_profiles_pricing_is_judged_by_the_same_runs():
 
 
 def test_the_form_on_the_profiles_own_view_sets_is_one_where_the_runs_follow_it():
+    from skewlab.doctor.remedy_costs import form_on_view_sets
     from skewlab.doctor.remedy_costs import summarize as summarize_costs
-    from skewlab.doctor.viz import form_on_view_sets, format_remedy_costs_summary
+    from skewlab.doctor.viz import form_on_view_sets_table, format_remedy_costs_summary
     from skewlab.experiments.results import BenchResult
 
     rows = [r for name in REMEDIES for r in _form_runs(name)]
     summary = summarize_costs(rows)
     profile = summary["cost_profile"]
-    table = form_on_view_sets(rows, profile)
+    # the summary keeps it (a reference without its rows shows it too)
+    table = form_on_view_sets_table(summary["form_on_view_sets"])
     # every remedy with a Spark side of its own (not salting's keyed stage), every view set
     assert sorted(set(table["remedy"])) == sorted(profile["spark_side"])
     assert len(table) == 5 * len(profile["spark_side"])
@@ -802,15 +796,19 @@ def test_the_form_on_the_profiles_own_view_sets_is_one_where_the_runs_follow_it(
         if (r["remedy"], r["cardinality"]) == ("buffered", 20) else r
         for r in rows
     ]  # fmt: skip
-    ratio = form_on_view_sets(slow, profile).set_index(["remedy", "view set"])
+    ratio = form_on_view_sets_table(form_on_view_sets(slow, profile))
+    ratio = ratio.set_index(["remedy", "view set"])
     ratio = ratio["predicted / measured"]
     assert ratio[("buffered", "20 keys")] == pytest.approx(1.25, abs=0.005)
     assert ratio.drop(("buffered", "20 keys")).tolist() == pytest.approx([1.0] * (len(ratio) - 1))
-    # the benchmark's printout shows it with the rows, and leaves it out without them
+    # the benchmark's printout shows it from the summary, rows kept or not, and leaves it out
+    # of a summary written before it was kept
     header = "the job-time form on the profile's own view sets"
-    for kept, shown in ((rows, True), ([], False)):
-        printed = format_remedy_costs_summary(BenchResult("remedy_costs", "full", kept, summary))
-        assert (header in printed) is shown
+    older = {k: v for k, v in summary.items() if k != "form_on_view_sets"}
+    for kept, shown in ((summary, True), (older, False)):
+        for rows_kept in (rows, []):
+            result = BenchResult("remedy_costs", "full", rows_kept, kept)
+            assert (header in format_remedy_costs_summary(result)) is shown
 
 
 def test_the_buffer_between_the_profiles_view_sets_is_priced_by_its_partials():
