@@ -264,6 +264,8 @@ def predict_remedies(
             "records_per_second": replay["records"] / seconds if seconds > 0 else math.inf,
             "records_per_second_interval": interval,
             "busiest_subtask_seconds": max(busy),
+            # the operators' own time over every subtask (a salted first stage's included)
+            "operator_seconds": sum(priced.cpu) + (sum(first_cpu) if remedy.first_stage else 0.0),
             "cpu_source": f"{MEASURED} ({costs['source']})",
             "disk_seconds": disk_seconds,
             "disk_source": f"{MODELLED} ({disk.name})" if disk else "none: state on this machine",

@@ -61,6 +61,7 @@ Example::
 from __future__ import annotations
 
 import itertools
+import statistics
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -429,6 +430,14 @@ def summarize(checks: Sequence[Mapping[str, Any]], rows: Sequence[Mapping], runs
     }
 
 
+def _operator_seconds(rows: Sequence[Mapping[str, Any]], records: int) -> float | None:
+    """The operators' own time the rounds measured over ``records`` (the larger run's): the
+    median of their operator time per record by slope (``None``: no round has one)."""
+    per_record = [r["operator_seconds_per_record"] for r in rows
+                  if r.get("operator_seconds_per_record") is not None]  # fmt: skip
+    return statistics.median(per_record) * records if per_record else None
+
+
 def _row(workload: str, run, parallelism: int) -> dict[str, Any]:
     """One remedy's round on one workload: the slope's fields and the larger run's counts."""
     result = run.large
@@ -513,6 +522,9 @@ def _check(
                 "measured_records_per_second": None, "measured_interval": None,
                 "measured_spread": [None, None], "predicted_over_measured": None,
                 "predicted_over_measured_interval": None, "within_tolerance": None,
+                "predicted_operator_seconds": row["operator_seconds"],
+                "measured_operator_seconds": _operator_seconds(measured[row["remedy"]],
+                                                               replay["records"]),
             })  # fmt: skip
             continue
         predicted_interval = row.get("records_per_second_interval")
@@ -524,6 +536,7 @@ def _check(
             [r[MEASURE] for r in measured[row["remedy"]]],
         )
         rounds = spread(r[MEASURE] for r in measured[row["remedy"]])
+        operators = _operator_seconds(measured[row["remedy"]], replay["records"])
         remedies_out.append({
             "remedy": row["remedy"],
             "predicted_records_per_second": row["records_per_second"],
@@ -534,6 +547,9 @@ def _check(
             "predicted_over_measured": ratio.value,
             "predicted_over_measured_interval": ratio.to_json(),
             "within_tolerance": abs(ratio.value - 1) <= TOLERANCE,
+            # the operators' own part of it: what the replay's counts priced them at
+            "predicted_operator_seconds": row["operator_seconds"],
+            "measured_operator_seconds": operators,
         })  # fmt: skip
     throughput = {remedy: rate.value for remedy, rate in rates.items() if rate is not None}
     measured_ranking = sorted(throughput, key=lambda r: -throughput[r])

@@ -948,6 +948,36 @@ def _predicted_text(entry: dict[str, Any]) -> str:
     return estimate_text(_predicted(entry), ",.0f", "")
 
 
+def operator_check_table(summary: dict[str, Any] | None):
+    """The operators' own part of each prediction, per workload (rows) and remedy (columns):
+    the operator time the doctor priced from the replay's counts over the operator time the
+    runs measured (median of the rounds, by slope) -- where a job-time miss comes from the
+    operator's pricing rather than Spark's side. Empty for a summary written before it was kept.
+
+    Example::
+
+        >>> w = {"workload": "zipf", "held_out": False, "remedies": [
+        ...     {"remedy": "buffered", "predicted_operator_seconds": 0.9,
+        ...      "measured_operator_seconds": 1.0}]}
+        >>> operator_check_table({"workloads": [w]}).to_dict("records")
+        [{'workload': 'zipf', 'buffered': 0.9}]
+    """
+    import pandas as pd
+
+    rows = []
+    for w in (summary or {}).get("workloads", []):
+        ratios = {
+            r["remedy"]: round(r["predicted_operator_seconds"] / r["measured_operator_seconds"], 2)
+            for r in w["remedies"]
+            # a slope within its noise can measure no time, or less than none: no ratio
+            if r.get("predicted_operator_seconds") is not None
+            and (r.get("measured_operator_seconds") or 0.0) > 0
+        }
+        if ratios:
+            rows.append({"workload": _workload_label(w), **ratios})
+    return pd.DataFrame(rows)
+
+
 def remedy_check_table(summary: dict[str, Any] | None):
     """Predicted beside measured job throughput, per workload and remedy: the prediction with
     the spread of the cost profile's runs it was priced from, the measured median over the
@@ -1027,6 +1057,13 @@ def format_remedy_check_summary(result: BenchResult) -> str:
         f"with: {profile_source(summary)}",
         remedy_check_table(summary).to_string(index=False),
     ]
+    operators = operator_check_table(summary)
+    if not operators.empty:
+        lines += [
+            "of which the operators' own time, priced from the replay's counts / measured "
+            "(median of the rounds, by slope):",
+            operators.to_string(index=False),
+        ]
     for w in summary["workloads"]:
         pairs = _pair_counts(w, runs)
         lines.append(

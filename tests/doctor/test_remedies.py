@@ -375,6 +375,38 @@ def test_the_check_compares_what_it_says():
     assert high == pytest.approx(1.02 * rates["naive_heap"])
 
 
+def test_the_check_sets_the_operators_priced_time_beside_the_time_the_runs_measured():
+    from skewlab.doctor.viz import format_remedy_check_summary, operator_check_table
+    from skewlab.experiments.results import BenchResult
+
+    replay, predicted, rates = _predicted()
+    by = {r["remedy"]: r for r in predicted["remedies"]}
+    # the buffer: 10 records per flushed key on subtask 0 (2 us a record), 1 on subtask 1 (20)
+    assert by["buffered"]["operator_seconds"] == pytest.approx(1_000 * 2e-6 + 200 * 20e-6)
+    # salting's first stage (600 records a subtask at 30 us) is part of its operators' time
+    salted_first = by["salted"]["operator_seconds"] - by[BASELINE]["operator_seconds"]
+    assert salted_first == pytest.approx(1_200 * 30e-6)
+    # rounds whose operators ran 25 % slower than priced, per record by slope (median: 1.25)
+    measured = _measured(rates, dict.fromkeys(rates, (1.0, 1.0, 1.0)))
+    for name, rows in measured.items():
+        for row, slower in zip(rows, (1.2, 1.25, 1.3), strict=True):
+            row["operator_seconds_per_record"] = by[name]["operator_seconds"] * slower / 1_200
+    check = _check("toy", replay, predicted, measured)
+    buffered = next(r for r in check["remedies"] if r["remedy"] == "buffered")
+    assert buffered["measured_operator_seconds"] == pytest.approx(1.25 * 0.006)
+    table = operator_check_table({"workloads": [check]})
+    assert table.drop(columns="workload").iloc[0].tolist() == pytest.approx([0.8] * len(rates))
+    summary = summarize([check], [{"digest_matches_reference": True}], 3)
+    summary["cost_profile"] = {"source": "test"}
+    printed = format_remedy_check_summary(BenchResult("remedy_check", "full", [], summary))
+    assert "of which the operators' own time, priced from the replay's counts / measured" in printed
+    # rounds that kept no operator time leave the table out
+    for rows in measured.values():
+        for row in rows:
+            row["operator_seconds_per_record"] = None
+    assert operator_check_table({"workloads": [_check("toy", replay, predicted, measured)]}).empty
+
+
 def _check_result(measured) -> dict:
     """A remedy_check result of one toy workload whose runs measured ``measured``."""
     replay, predicted, _ = _predicted()
