@@ -274,7 +274,11 @@ def step_figure(trace: Trace, index: int) -> go.Figure:
         raise IndexError(f"step {index} of a trace of {len(steps)} steps (0..{len(steps) - 1})")
     step = steps[index]
     title = {"text": _title(trace, step), "font": _TITLE_FONT}
-    return go.Figure(_bars(trace, step), layout=_layout(trace) | {"title": title})
+    # ``meta``: the step the chart draws, from 1 as the label counts (a page can tell which
+    # step a chart shows while the next one is on its way)
+    return go.Figure(
+        _bars(trace, step), layout=_layout(trace) | {"title": title, "meta": {"step": index + 1}}
+    )
 
 
 def step_through_figure(trace: Trace) -> go.Figure:
@@ -388,12 +392,12 @@ class StepThrough:
 
     def _draw(self, index: int) -> None:
         self.figure = step_figure(self.trace, index)
+        if self._shown and get_ipython() is not None:  # a page and a kernel: draw the chart
+            self.out.clear_output(wait=True)
+            with self.out:
+                self.figure.show()
+        # after the chart: the page gets the step's chart before the label that names it
         self.label.value = f"step {index + 1} of {len(self._steps)}"
-        if not self._shown or get_ipython() is None:  # no page, or no kernel: nothing to draw
-            return
-        self.out.clear_output(wait=True)
-        with self.out:
-            self.figure.show()
 
     def _ipython_display_(self) -> None:
         display(self.widget)

@@ -37,6 +37,7 @@
       ),
       axisTitles: [...gd.querySelectorAll("[class^='g-'][class$='title'] text")].map(text),
       text: text(gd),
+      meta: (gd.layout && gd.layout.meta) || null, // e.g. the step a step-through draws
     };
   }
 

@@ -153,6 +153,11 @@ class LabNotebook:
         """The title of the step-through's chart: what the step shown did."""
         return self.charts(self.step_through)[0]["title"]
 
+    def step_drawn(self) -> int:
+        """The step (from 1) the step-through's chart draws, which its label names once the
+        chart is there (the chart of a step clicked past can still be on its way)."""
+        return int(self.charts(self.step_through)[0]["meta"]["step"])
+
     def charts(self, root=None) -> list[dict]:
         """Title, trace names, legend, tick labels and text of each chart (of ``root``)."""
         target = root if root is not None else self.explorer

@@ -73,21 +73,22 @@ def drive_exercise(nb: LabNotebook, chapter: str) -> None:
 
 def drive_step_through(nb: LabNotebook) -> None:
     """The step-through: next twice, previous once, then Play; each shows the step it names,
-    its chart titled with what that step did (a new title at each step)."""
+    its chart drawing that step (the figure's ``meta``) and titled with what the step did (a new
+    title at each step)."""
     widget = nb.step_through
 
     def shown() -> int:
         return int(_number(r"^step (\d+) of", widget.locator(".widget-html").first.inner_text()))
 
     first = nb.step_title()
-    assert shown() == 1
+    assert shown() == 1 == nb.step_drawn()
     t = time.perf_counter()
     widget.get_by_role("button", name="next").click()
     widget.get_by_role("button", name="next").click()
     nb.expect(
         "click next twice on the step-through",
-        "it reads 'step 3 of' and its chart's title is no longer the first step's",
-        lambda: shown() == 3 and nb.step_title() != first,
+        "it reads 'step 3 of', its chart draws step 3 and its title is no longer the first step's",
+        lambda: shown() == 3 == nb.step_drawn() and nb.step_title() != first,
         t,
         widget,
     )
@@ -96,8 +97,8 @@ def drive_step_through(nb: LabNotebook) -> None:
     widget.get_by_role("button", name="previous").click()
     nb.expect(
         "click previous on the step-through",
-        "it reads 'step 2 of' and its chart's title changed again",
-        lambda: shown() == 2 and nb.step_title() not in (first, third),
+        "it reads 'step 2 of', its chart draws step 2 and its title changed again",
+        lambda: shown() == 2 == nb.step_drawn() and nb.step_title() not in (first, third),
         t,
         widget,
     )

@@ -37,6 +37,7 @@ def test_previous_and_next_move_one_step_and_stop_at_the_ends(trace):
     assert viewer.step == 2
     assert viewer.figure.layout.title.text.startswith(trace.describe(trace.steps()[2]))
     assert viewer.label.value == f"step 3 of {last + 1}"
+    assert viewer.figure.layout.meta == {"step": 3}  # the chart names the step it draws
     viewer.show_step(last + 10)
     assert viewer.step == last
     viewer.next()
