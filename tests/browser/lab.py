@@ -10,12 +10,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 from papermill.iorw import load_notebook_node
 from papermill.parameterize import parameterize_notebook
 
 from skewlab import paths
+
+if TYPE_CHECKING:  # the browser tests' own import: not needed to collect them without one
+    from playwright.sync_api import Locator
 
 #: a failed request in a JupyterLab server's log, and the error of the race behind it
 _FAILED_KERNEL_LIST = re.compile(r"\] 500 GET (/api/kernels\?\S+)")
@@ -158,7 +162,7 @@ class LabNotebook:
         chart is there (the chart of a step clicked past can still be on its way)."""
         return int(self.charts(self.step_through)[0]["meta"]["step"])
 
-    def charts(self, root=None) -> list[dict]:
+    def charts(self, root: Locator | None = None) -> list[dict]:
         """Title, trace names, legend, tick labels and text of each chart (of ``root``)."""
         target = root if root is not None else self.explorer
         return target.evaluate("el => window.skewlabCharts(el)")
@@ -230,7 +234,12 @@ class LabNotebook:
         self.explorer.get_by_role("button", name=button).click()
 
     def expect(
-        self, action: str, asserted: str, check: Callable[[], bool], started: float, root=None
+        self,
+        action: str,
+        asserted: str,
+        check: Callable[[], bool],
+        started: float,
+        root: Locator | None = None,
     ) -> Interaction:
         """Wait until ``check()`` holds (the page changed as the control says), log it. On a
         timeout the message shows ``root``'s charts and text (default: the explorer's)."""
