@@ -245,9 +245,9 @@ def render_report(
     their measurements would share the machine's cores.
 
     Args:
-        size: ``quick`` (the default; 140-165 s cold on the slower of docs/report.md's two
-            2-core machines, over its budget there of 120 s), ``full`` (the seeds' sizes), or
-            ``tiny`` (what the tests render).
+        size: ``quick`` (the default; 140-165 s cold on the slowest of docs/report.md's
+            2-core machines, over its budget there of 120 s, and 76-79 s on the fastest),
+            ``full`` (the seeds' sizes), or ``tiny`` (what the tests render).
         out: output directory (default ``reports/``); must not be an existing file.
         notebooks: the notebooks to run (default: all of ``notebooks/``).
         progress: show a progress bar.
