@@ -153,14 +153,18 @@ class LabNotebook:
         """The notebook's step-through widget (play / previous / next over a traced run)."""
         return self.page.locator(".skewlab-step-through").first
 
+    def step_chart(self) -> dict:
+        """The step-through's chart as :meth:`charts` reads it."""
+        return self.charts(self.step_through)[0]
+
     def step_title(self) -> str:
         """The title of the step-through's chart: what the step shown did."""
-        return self.charts(self.step_through)[0]["title"]
+        return self.step_chart()["title"]
 
     def step_drawn(self) -> int:
         """The step (from 1) the step-through's chart draws, which its label names once the
         chart is there (the chart of a step clicked past can still be on its way)."""
-        return int(self.charts(self.step_through)[0]["meta"]["step"])
+        return int(self.step_chart()["meta"]["step"])
 
     def charts(self, root: Locator | None = None) -> list[dict]:
         """Title, trace names, legend, tick labels and text of each chart (of ``root``)."""
