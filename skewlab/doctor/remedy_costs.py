@@ -26,7 +26,9 @@ timers) and taken by the same slope. The profile derived from the runs
                 source, key group, shuffle, Arrow, the operator, the emission, the collect) on
                 the subtask that decides the job's time
 ``operator_us``  per remedy and density: the operator's own time per record of the busiest
-                subtask, in us -- what the doctor prices each subtask's records with
+                subtask, in us -- what the doctor prices each subtask's records with: a
+                record's cost at that density, its key's own share included (solved from
+                both sizes' keys, as the slope prices them: :func:`busiest_density_by_slope`)
 ``spark_side``  per remedy (salting's keyed stage has naive RocksDB's): Spark's side of the
                 job apart from the operators, in us -- per record of the job, per record of
                 the busiest subtask running alone, per key's result collected (its state;
@@ -70,14 +72,15 @@ from skewlab.doctor.catalog import (
     CATALOG,
     TRIGGER_INTERVAL_MS,
     Remedy,
+    cost_weights,
     job_seconds,
-    knot_weights,
     strategies,
 )
 from skewlab.doctor.subtask_replay import (
     DEFAULT_BUFFER_MAX_COUNT,
     DEFAULT_CACHE_ENTRIES,
     bucket_records_per_key,
+    replay_by_slope,
     replay_subtasks,
 )
 from skewlab.engine.config import JobConfig
@@ -224,12 +227,8 @@ def run_experiment(
         inputs, sets = view_sets(spark, stack, specs, alone, p)
         new_keys = {name: new_keys_by_slope(views) for name, views in inputs.items()}
         for name, views in inputs.items():
-            if sets[name][1] != BALANCED:
-                continue
-            # the busiest subtask's keys by density, in the larger run's views (the one priced)
-            replay = replay_subtasks(views.large, "tweet_id", parallelism=p)
-            busiest = max(replay["subtasks"], key=lambda s: s["records"])
-            densities[str(sets[name][0].n_tweets)] = busiest["density"]
+            if sets[name][1] == BALANCED:
+                densities[str(sets[name][0].n_tweets)] = busiest_density_by_slope(views, p)
         for name, run in measure_interleaved(
             spark, compared, job, inputs, runs, max_rounds=settings.get("max_rounds"), bar=bar
         ):
@@ -238,6 +237,25 @@ def run_experiment(
     summary = summarize(rows, densities, catalog)
     summary.update(parallelism=p, n_views=n_views, seed=seed)
     return BenchResult(EXPERIMENT, size, rows, summary)
+
+
+def busiest_density_by_slope(views: SlopeInput, parallelism: int) -> dict[int, dict]:
+    """The busiest subtask's keys by density as a job time by slope prices them: both sizes'
+    replays (:func:`~skewlab.doctor.subtask_replay.replay_subtasks`), the larger's less the
+    smaller's, scaled as the slope (:func:`~skewlab.doctor.subtask_replay.replay_by_slope`);
+    the busiest subtask is the larger run's, the one whose operator time the rows take.
+
+    Example::
+
+        >>> with SlopeInput(spark, ViewSpec(20_000, 5_000, 200)) as views:     # doctest: +SKIP
+        ...     sum(d["records"] for d in busiest_density_by_slope(views, 2).values())
+        10184.0
+    """
+    small, large = (
+        replay_subtasks(views.views[w], "tweet_id", parallelism=parallelism) for w in SIZES
+    )
+    replay = replay_by_slope(small, large, views.n_small, views.n_large)
+    return max(replay["subtasks"], key=lambda s: s["records"])["density"]
 
 
 def alone_spec(n_views: int, n_users: int, cardinalities: Sequence[int], seed: int) -> ViewSpec:
@@ -428,10 +446,12 @@ def summarize(
 
 def _solve_per_record(records_per_key, seconds, histograms) -> list[float] | None:
     """Per-record costs (us) at the profile's densities such that, priced over each view set's
-    own busiest subtask (its records by density bucket), they give back its measured time; None
-    when that has no non-negative answer."""
+    own busiest subtask (its records by density bucket, as the slope prices them:
+    :func:`busiest_density_by_slope`) by the doctor's rule
+    (:func:`~skewlab.doctor.catalog.cost_weights`), they give back its measured time; None when
+    that has no non-negative answer."""
     design = np.array([
-        sum(d["records"] * knot_weights(records_per_key, bucket_records_per_key(int(b)))
+        sum(d["records"] * cost_weights(records_per_key, bucket_records_per_key(int(b)))
             for b, d in hist.items())
         for hist in histograms
     ])  # fmt: skip
@@ -447,11 +467,13 @@ def cost_profile(
 ) -> dict[str, Any]:
     """Per-record costs from the runs (see the module doc), medians over the rounds of each
     run's ``job_seconds_by_slope`` (the job's time without its fixed part). ``densities``:
-    per cardinality, the busiest subtask's records by density bucket (from
-    :func:`~skewlab.doctor.subtask_replay.replay_subtasks`); with them the per-record costs
-    are solved so that pricing each view set's own records gives back its measured time
-    (a uniform view set's keys are spread around their mean density); without them they are
-    each view set's time over its records.
+    per cardinality, the busiest subtask's records by density bucket as the slope prices them
+    (:func:`busiest_density_by_slope`: the larger run's less the smaller's); with them the
+    per-record costs are solved so that pricing each view set's own records gives back its
+    measured time (a uniform view set's keys are spread around their mean density, and a key
+    both sizes hold costs the slope only its density's growth), so that each is a record's
+    cost at that density, its key's own share included; without them they are each view
+    set's time over its records.
 
     Example::
 
@@ -652,7 +674,7 @@ def form_on_view_sets(rows: Sequence[dict], profile: dict[str, Any]) -> list[dic
         ):
             estimate = median_estimate([r[MEASURE] for r in rounds])
             busiest_op, all_ops, busiest, records, new_keys, p = (
-                _median_of(rounds, field) for field in fields
+                _median(rounds, name, None, field) for field in fields
             )
             missing = None in (busiest_op, all_ops, busiest, records)
             if estimate is None or estimate.value <= 0 or missing:
@@ -670,12 +692,6 @@ def form_on_view_sets(rows: Sequence[dict], profile: dict[str, Any]) -> list[dic
                 "predicted_over_measured": estimate.scaled(1 / form).to_json(),
             })  # fmt: skip
     return checked
-
-
-def _median_of(rounds: Sequence[dict], field: str) -> float | None:
-    """The median of ``field`` over ``rounds`` (``None``: no round has it)."""
-    values = [r[field] for r in rounds if r.get(field) is not None]
-    return float(statistics.median(values)) if values else None
 
 
 def load_cost_profile(path: str | Path | None = None) -> dict[str, Any]:

@@ -54,6 +54,7 @@ __all__ = [
     "DEFAULT_CACHE_ENTRIES",
     "bucket_of",
     "bucket_records_per_key",
+    "replay_by_slope",
     "replay_subtasks",
     "salted_stage_one_loads",
 ]
@@ -219,6 +220,50 @@ def replay_subtasks(
         },
         "subtasks": subtasks,
     }
+
+
+def replay_by_slope(
+    small: dict[str, Any], large: dict[str, Any], n_small: int, n_large: int
+) -> dict[str, Any]:
+    """What a job time by slope prices: ``large``'s replay with each subtask's density histogram
+    replaced by the larger input's records and keys per bucket less the smaller's (``small``,
+    the same subtask), scaled as the slope is (``n_large / (n_large - n_small)``, the inputs'
+    records). A key present at both sizes then costs the slope only the growth of its density;
+    a key the larger input adds costs it whole -- as the measured slope, whose fixed part (a
+    shared key's own cost included) cancels. Counts other than the histogram stay the larger
+    run's, the one the slope is scaled to. A bucket the smaller run fills more holds negative
+    records.
+
+    Example::
+
+        >>> def replay(hist):
+        ...     return {"subtasks": [{"records": sum(r for r, _ in hist.values()),
+        ...                           "density": {b: {"records": r, "keys": k}
+        ...                                       for b, (r, k) in hist.items()}}]}
+        >>> small = replay({4: (20, 10)})                 # 10 keys, 2 records each
+        >>> large = replay({4: (20, 10), 8: (40, 10)})   # 10 more keys, 4 records each
+        >>> replay_by_slope(small, large, 20, 60)["subtasks"][0]["density"]
+        {4: {'records': 0.0, 'keys': 0.0}, 8: {'records': 60.0, 'keys': 15.0}}
+    """
+    if n_large <= n_small:
+        raise SkewlabInputError(
+            f"a slope needs more records in the larger input ({n_large:,}) than in the smaller "
+            f"({n_small:,})"
+        )
+    scale = n_large / (n_large - n_small)
+    subtasks = []
+    for less, more in zip(small["subtasks"], large["subtasks"], strict=True):
+        empty = {"records": 0, "keys": 0}
+        density = {
+            b: {
+                field: scale * (more["density"].get(b, empty)[field]
+                                - less["density"].get(b, empty)[field])
+                for field in ("records", "keys")
+            }
+            for b in sorted(set(less["density"]) | set(more["density"]))
+        }  # fmt: skip
+        subtasks.append({**more, "density": density})
+    return {**large, "subtasks": subtasks}
 
 
 def salted_stage_one_loads(

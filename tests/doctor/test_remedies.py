@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from skewlab.doctor.catalog import REMEDIES
+from skewlab.doctor.catalog import REMEDIES, Pricing
 from skewlab.doctor.remedies import (
     BASELINE,
     mean_density,
@@ -128,25 +128,33 @@ def _form(operators, records, keys, side, slots=2) -> float:
 
 
 def test_the_cost_profile_gives_back_the_times_it_was_priced_from():
-    # two view sets whose keys spread over two density buckets each
+    # two view sets whose keys spread over density buckets as a slope prices them: a bucket
+    # the smaller run fills more (negative records) and one below the sparsest density
     densities = {
-        "100": {"12": {"records": 300, "keys": 30}, "14": {"records": 200, "keys": 16}},
+        "100": {"8": {"records": -40, "keys": -20}, "12": {"records": 300, "keys": 30},
+                "14": {"records": 240, "keys": 16}},
         "10": {"26": {"records": 450, "keys": 5}, "27": {"records": 50, "keys": 1}},
-    }
+    }  # fmt: skip
     seconds = {100: 0.05, 10: 0.02}
     profile = cost_profile(_rows(seconds), densities)
     assert profile["records_per_key"] == [10.0, 100.0]
+    # priced back by the doctor's own rule, a subtask at a time
+    pricing = Pricing(profile, {})
     for card, hist in densities.items():
-        priced = sum(
-            d["records"]
-            * np.interp(
-                math.log(bucket_records_per_key(int(b))),
-                np.log(profile["records_per_key"]),
-                profile["per_record_us"]["naive_heap"],
-            )
-            for b, d in hist.items()
+        priced = pricing.records_by_density(
+            {"density": hist}, profile["per_record_us"]["naive_heap"]
         )
-        assert priced / 1e6 == pytest.approx(seconds[int(card)], rel=1e-9)
+        assert priced == pytest.approx(seconds[int(card)], rel=1e-9)
+
+
+def test_a_key_below_the_sparsest_density_costs_its_records_its_own_part_more():
+    # 3 us a record and 70 us a key at 10 and 100 records per key: 10 and 3.7 us a record
+    pricing = Pricing({"records_per_key": [10.0, 100.0]}, {})
+    cost = pricing.cost_at([10.0, 3.7])
+    assert cost(2.0) == pytest.approx(3.0 + 70.0 / 2.0)
+    assert cost(100.0) == pytest.approx(3.7) and cost(1_000.0) == pytest.approx(3.7)
+    # a sparser key never costs a record less than the sparsest density's
+    assert pricing.cost_at([3.7, 10.0])(2.0) == pytest.approx(3.7)
 
 
 #: the Spark side the form-made runs below are made with
