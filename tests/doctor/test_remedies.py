@@ -22,16 +22,23 @@ from skewlab.doctor.remedies import (
     scale_draws,
 )
 from skewlab.doctor.remedy_check import _check, summarize
-from skewlab.doctor.remedy_costs import ALONE, cost_profile, load_cost_profile
+from skewlab.doctor.remedy_costs import (
+    ALONE,
+    cost_profile,
+    load_cost_profile,
+    new_keys_by_slope,
+)
 from skewlab.doctor.subtask_replay import (
     bucket_of,
     bucket_records_per_key,
+    replay_by_slope,
     replay_subtasks,
     salted_stage_one_loads,
 )
 from skewlab.engine.config import JobConfig
 from skewlab.errors import SkewlabInputError
 from skewlab.experiments.claims import HELD, INCONCLUSIVE, NOT_HELD, NOT_MEASURED, claim
+from skewlab.experiments.rounds import SlopeInput
 from skewlab.inputs.views import ViewSpec, generate_views
 from skewlab.iomodel.profiles import DiskProfile, LatencyDistribution
 from skewlab.strategies import Buffered, Cached, Naive, Salted, run_strategy
@@ -48,6 +55,23 @@ def views(spark):
 @pytest.fixture(scope="module")
 def replay(views):
     return replay_subtasks(views, "tweet_id", parallelism=P, cache_entries=40, buffer_max_count=100)
+
+
+def test_a_slope_replay_holds_the_larger_runs_records_and_the_keys_it_adds(spark):
+    # the slope prices the larger run's records and, of its keys, only those the smaller lacks:
+    # the histogram's totals against the inputs' own counts and Spark's distinct keys
+    with SlopeInput(spark, ViewSpec(4_000, 1_000, 600, seed=5)) as views:
+        small, large = (
+            replay_subtasks(views.views[w], "tweet_id", parallelism=P) for w in ("small", "large")
+        )
+        by_slope = replay_by_slope(small, large, views.n_small, views.n_large)
+        new_keys = new_keys_by_slope(views)
+    buckets = [d for s in by_slope["subtasks"] for d in s["density"].values()]
+    assert sum(d["records"] for d in buckets) == pytest.approx(views.n_large)
+    assert sum(d["keys"] for d in buckets) == pytest.approx(new_keys)
+    assert [s["records"] for s in by_slope["subtasks"]] == [s["records"] for s in large["subtasks"]]
+    # a bucket the smaller run fills more is there, negative: the keys that grew out of it
+    assert any(d["records"] < 0 for d in buckets)
 
 
 def _per_subtask(result, field):
