@@ -248,8 +248,9 @@ def busiest_density_by_slope(views: SlopeInput, parallelism: int) -> dict[int, d
     Example::
 
         >>> with SlopeInput(spark, ViewSpec(20_000, 5_000, 200)) as views:     # doctest: +SKIP
-        ...     sum(d["records"] for d in busiest_density_by_slope(views, 2).values())
-        10184.0
+        ...     density = busiest_density_by_slope(views, 2)
+        >>> sum(d["records"] for d in density.values()) < views.n_large         # doctest: +SKIP
+        True
     """
     small, large = (
         replay_subtasks(views.views[w], "tweet_id", parallelism=parallelism) for w in SIZES
