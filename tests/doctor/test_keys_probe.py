@@ -4,24 +4,17 @@ back and its form prices every input at exactly its measured time."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
-
-from skewlab import paths
 
 K_US, PER_RECORD_US, G_US = 20.0, 0.5, 4.0  # a key in its task, a record there, a key at the driver
 J_US, S_US = 2.5, 1.5  # Spark's side a job record, and a busiest subtask's record
 
 
 @pytest.fixture(scope="module")
-def probe():
-    path = paths.project_root() / "docs" / "probes" / "keys_outside_the_operator.py"
-    spec = importlib.util.spec_from_file_location("keys_outside_the_operator", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def probe(load_probe):
+    return load_probe("keys_outside_the_operator")
 
 
 #: per input: each subtask's (records, keys) at the small and the large size, and the operators'

@@ -1,0 +1,50 @@
+"""The probe behind docs/doctor.md's time-and-memory table (docs/probes/doctor_footprint.py)
+reads what it says: a process's own peak resident memory, its descendants, and what it printed."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+HOLD_MIB = 120
+
+
+@pytest.fixture(scope="module")
+def probe(load_probe):
+    return load_probe("doctor_footprint")
+
+
+def test_a_run_reports_the_peak_its_process_touched_and_what_it_printed(probe, tmp_path):
+    code = (
+        f"b = bytearray({HOLD_MIB} * 2**20); b[::4096] = b'x' * len(b[::4096]); "
+        "import time; time.sleep(1.5); print('done')"
+    )
+    row = probe.run_once([sys.executable, "-c", code], dict(os.environ), tmp_path)
+    assert row["exit"] == 0
+    assert HOLD_MIB <= row["driver_peak_mib"] < HOLD_MIB + 200
+    assert row["jvm_peak_mib"] == 0.0  # no JVM below it
+    assert row["report_sha256"] == hashlib.sha256(b"done\n").hexdigest()
+
+
+def test_descendants_finds_a_grandchild(probe):
+    parent = subprocess.Popen(
+        ["sh", "-c", f"{sys.executable} -c 'import time; time.sleep(5)' & wait"],
+    )
+    try:
+        for _ in range(50):
+            found = probe.descendants(parent.pid)
+            if found:
+                break
+            subprocess.run(["sleep", "0.1"], check=True)
+        assert len(found) == 1
+        name, mib = probe.peak_mib(found[0])
+        assert name.startswith("python") and mib > 1.0
+    finally:
+        for pid in probe.descendants(parent.pid):
+            os.kill(pid, 9)
+        parent.wait()
+    assert probe.peak_mib(parent.pid) is None  # reaped: gone from /proc
