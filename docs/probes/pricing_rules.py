@@ -18,8 +18,10 @@ solved so that each view set's busiest subtask is priced at its measured operato
 by subtask. The rules: the large run's keys with the price held below the sparsest density (the
 doctor's before), both sizes' keys (:func:`~skewlab.doctor.subtask_replay.replay_by_slope`) held
 below (:func:`~skewlab.doctor.catalog.knot_weights`), both sizes' keys with a key's own part
-spread below (:func:`~skewlab.doctor.catalog.cost_weights`, the doctor's now), and both sizes'
-keys linear in 1 / density throughout.
+spread below (:func:`~skewlab.doctor.catalog.cost_weights`), both sizes' keys linear in
+1 / density throughout, and both sizes' keys by each remedy's own rule
+(:func:`~skewlab.doctor.catalog.sparse_rule`, the doctor's now: held for the naive reduce,
+spread for sorted input).
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
-from skewlab.doctor.catalog import cost_weights, knot_weights
+from skewlab.doctor.catalog import cost_weights, density_weights, knot_weights, sparse_rule
 from skewlab.doctor.subtask_replay import bucket_records_per_key, replay_by_slope
 
 REMEDIES = ("naive_heap", "naive_rocksdb", "sorted")
+#: How a figure at a density is made of the knots' (records per key at the knots, density).
+Weights = Callable[[list[float], float], np.ndarray]
 #: The profile's cardinalities, densest first (their densities ascend).
 PROFILE = (20_000, 2_000, 200, 20)
 N_VIEWS = 100_000
@@ -121,20 +125,25 @@ def compare(data: dict) -> dict[str, dict[str, list[float]]]:
             replay = replay_by_slope(inputs[name]["small"], replay, *inputs[name]["n"])
         return replay["subtasks"][subtask]["density"]
 
-    def weighed(hist: dict, weights: Callable[[list[float], float], np.ndarray]) -> np.ndarray:
+    def weighed(hist: dict, weights: Weights) -> np.ndarray:
         return sum(d["records"] * weights(densities, bucket_records_per_key(int(b)))
                    for b, d in hist.items())  # fmt: skip
 
-    rules = {
-        "large run's keys, held below": (False, knot_weights),
-        "both sizes' keys, held below": (True, knot_weights),
-        "both sizes' keys, a key's part spread below": (True, cost_weights),
-        "both sizes' keys, linear in 1 / density": (True, _inverse_weights),
+    def every(weights: Weights) -> Callable[[str], Weights]:
+        return lambda remedy: weights
+
+    rules: dict[str, tuple[bool, Callable[[str], Weights]]] = {
+        "large run's keys, held below": (False, every(knot_weights)),
+        "both sizes' keys, held below": (True, every(knot_weights)),
+        "both sizes' keys, a key's part spread below": (True, every(cost_weights)),
+        "both sizes' keys, linear in 1 / density": (True, every(_inverse_weights)),
+        "both sizes' keys, each remedy's rule": (True, lambda r: density_weights(sparse_rule(r))),
     }
     out: dict[str, dict[str, list[float]]] = {}
-    for rule, (by_slope, weights) in rules.items():
+    for rule, (by_slope, weights_of) in rules.items():
         out[rule] = {}
         for remedy in REMEDIES:
+            weights = weights_of(remedy)
             busiest = [max((0, 1), key=lambda s: inputs[n]["large"]["subtasks"][s]["records"])
                        for n in profile]  # fmt: skip
             design = [

@@ -29,9 +29,11 @@ result outside the operator -- Spark's side measured per remedy in the same runs
 
 A key's *density* is how many records it has in the input: skewlab's state (an HLL pair) costs
 more per record when dense, and the profile holds each cost at 5 .. 5,000 records per key
-(interpolated in log density, held above the densest; below the sparsest, where a key's own
-cost -- its state made, its result written -- is spread over fewer records, as a per-record and a
-per-key part through the two sparsest: :func:`cost_weights`).
+(interpolated in log density, held above the densest). Below the sparsest, each remedy's record
+says (``sparse_keys``, measured per remedy): sorted input's key's own cost -- its state made, its
+result written -- is spread over fewer records, a per-record and a per-key part through the two
+sparsest (:func:`cost_weights`); the naive reduce's is held at the sparsest density's
+(:func:`knot_weights`).
 
 A new remedy is one record in :data:`CATALOG`: its strategy is measured by ``skewlab bench
 remedy_costs`` (priced by density, as the naive reduce is, unless its record says otherwise),
@@ -69,16 +71,20 @@ from skewlab.strategies import Buffered, Cached, Naive, Salted, Sorted, Strategy
 __all__ = [
     "CATALOG",
     "DENSITY_PRICED",
+    "HELD_BELOW",
     "REMEDIES",
     "SPARK_SIDE",
+    "SPREAD_BELOW",
     "STATE_BYTES",
     "TRIGGER_INTERVAL_MS",
     "Pricing",
     "Remedy",
     "by_name",
     "cost_weights",
+    "density_weights",
     "job_seconds",
     "knot_weights",
+    "sparse_rule",
     "strategies",
 ]
 
@@ -133,6 +139,30 @@ def cost_weights(records_per_key: list[float], n: float) -> np.ndarray:
     return weights
 
 
+#: A key sparser than the profile's sparsest density: its own cost spread over its fewer records
+#: (:func:`cost_weights`), or the sparsest density's cost per record held (:func:`knot_weights`).
+SPREAD_BELOW, HELD_BELOW = "spread", "held"
+
+
+def density_weights(rule: str) -> Callable[[list[float], float], np.ndarray]:
+    """The weights that price a record at a density for a rule below the sparsest
+    (:data:`SPREAD_BELOW` or :data:`HELD_BELOW`).
+
+    Example::
+
+        >>> density_weights(HELD_BELOW)([5.0, 50.0], 1.0).tolist()
+        [1.0, 0.0]
+        >>> # spread: 1 + t and -t, t = (1/1 - 1/5) / (1/5 - 1/50)
+        >>> density_weights(SPREAD_BELOW)([5.0, 50.0], 1.0).tolist()
+        [5.444444444444444, -4.444444444444444]
+    """
+    if rule not in (SPREAD_BELOW, HELD_BELOW):
+        raise ValueError(
+            f"a rule below the sparsest density is {SPREAD_BELOW!r} or {HELD_BELOW!r}: {rule!r}"
+        )
+    return cost_weights if rule == SPREAD_BELOW else knot_weights
+
+
 #: Spark's side of a remedy's job, in us: per record of the job, per record of the busiest
 #: subtask, per key's result collected (:func:`job_seconds`).
 SPARK_SIDE = ("job_record_us", "busiest_record_us", "key_us")
@@ -184,27 +214,33 @@ class Pricing:
     costs: Costs
     replay: Replay
 
-    def cost_at(self, table: list[float]) -> Callable[[float], float]:
+    def cost_at(self, table: list[float], rule: str = SPREAD_BELOW) -> Callable[[float], float]:
         """Per-record cost (us) at ``n`` records per key from one of the profile's tables
-        (:func:`cost_weights`; below the sparsest density a per-key part that comes out
-        negative is held at 0)."""
+        (:func:`density_weights` of ``rule``; below the sparsest density a spread per-key part
+        that comes out negative is held at 0, as :func:`~skewlab.doctor.remedy_costs.cost_profile`
+        solves it)."""
         densities = [float(d) for d in self.costs["records_per_key"]]
         y = np.asarray(table, dtype=float)
+        weights = density_weights(rule)
 
         def cost(n: float) -> float:
-            value = float(cost_weights(densities, n) @ y)
+            value = float(weights(densities, n) @ y)
             return max(value, float(y[0])) if n < densities[0] else value
 
         return cost
 
     def by_density(self, subtask: Subtask, remedy: str) -> float:
         """A subtask's operator time (seconds): its records priced by density bucket at
-        ``remedy``'s measured operator cost per record."""
-        return self.records_by_density(subtask, self.costs["operator_us"][remedy])
+        ``remedy``'s measured operator cost per record, by its rule below the sparsest."""
+        return self.records_by_density(
+            subtask, self.costs["operator_us"][remedy], sparse_rule(remedy)
+        )
 
-    def records_by_density(self, subtask: Subtask, table: list[float]) -> float:
+    def records_by_density(
+        self, subtask: Subtask, table: list[float], rule: str = SPREAD_BELOW
+    ) -> float:
         """A subtask's records priced by density bucket at ``table``'s per-record costs."""
-        cost = self.cost_at(table)
+        cost = self.cost_at(table, rule)
         return (
             sum(
                 d["records"] * cost(bucket_records_per_key(int(b)))
@@ -261,7 +297,9 @@ class Remedy:
     this one's, and over how many keyed stages; ``first_stage``: a salted first stage runs
     before this one's (its records per subtask are the salted stage-one loads);
     ``spark_side_as``: the remedy whose measured Spark side (:func:`job_seconds`) this one's
-    keyed stage has (default: its own).
+    keyed stage has (default: its own); ``sparse_keys``: how a record of a key sparser than the
+    profile's sparsest view set is priced from its table (:data:`SPREAD_BELOW` or
+    :data:`HELD_BELOW`, chosen per remedy by measurement: docs/doctor.md).
 
     Example::
 
@@ -284,6 +322,7 @@ class Remedy:
     latency_as: tuple[str, int] | None = None
     first_stage: bool = False
     spark_side_as: str | None = None
+    sparse_keys: str = SPREAD_BELOW
 
     def latency_of(self) -> tuple[str, int]:
         """The remedy whose measured latency p99 is this one's, and how many stages of it."""
@@ -317,6 +356,7 @@ CATALOG: tuple[Remedy, ...] = (
             "every key's state in memory; a lost task restores it all from a checkpoint"
         ),
         reason=lambda replay: "no state access leaves memory",
+        sparse_keys=HELD_BELOW,
     ),
     Remedy(
         name="naive_rocksdb",
@@ -328,6 +368,7 @@ CATALOG: tuple[Remedy, ...] = (
         memory_bytes=lambda replay, costs: 0,
         price=lambda replay, costs, salts: "the baseline: one state read and write per record",
         reason=lambda replay: "no remedy beats the baseline on these keys",
+        sparse_keys=HELD_BELOW,
     ),
     Remedy(
         name="buffered",
@@ -416,6 +457,18 @@ REMEDIES: tuple[str, ...] = tuple(r.name for r in CATALOG)
 #: The remedies whose cost per record the profile fits by the density of the record's key (the
 #: buffer's is by how many records a flush folds per key).
 DENSITY_PRICED: tuple[str, ...] = tuple(r.name for r in CATALOG if r.density_priced)
+
+
+def sparse_rule(name: str) -> str:
+    """The rule below the sparsest density of the table ``name`` (a remedy's, or salting's first
+    stage: :data:`SPREAD_BELOW`).
+
+    Example::
+
+        >>> sparse_rule("naive_heap"), sparse_rule("sorted")
+        ('held', 'spread')
+    """
+    return next((r.sparse_keys for r in CATALOG if r.name == name), SPREAD_BELOW)
 
 
 def by_name(name: str, catalog: tuple[Remedy, ...] = CATALOG) -> Remedy:

@@ -49,6 +49,7 @@ from skewlab.doctor.catalog import (
     by_name,
     job_seconds,
     knot_weights,
+    sparse_rule,
 )
 from skewlab.doctor.subtask_replay import bucket_records_per_key
 from skewlab.errors import SkewlabInputError
@@ -104,7 +105,8 @@ def naive_subtask_rate(replay: dict[str, Any], costs: dict[str, Any]) -> float:
         >>> round(naive_subtask_rate(replay, load_cost_profile()))          # doctest: +SKIP
         41000
     """
-    cost = Pricing(costs, replay).cost_at(costs["per_record_us"][BASELINE])
+    table = costs["per_record_us"][BASELINE]
+    cost = Pricing(costs, replay).cost_at(table, sparse_rule(BASELINE))
     return 1e6 / cost(mean_density(replay))
 
 

@@ -71,8 +71,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skewlab.aggregates.digest import result_digest
-from skewlab.aggregates.reference import spark_reference_aggregate
 from skewlab.doctor.catalog import strategies
 from skewlab.doctor.remedies import mean_density, predict_remedies, scale_draws
 from skewlab.doctor.remedy_costs import (
@@ -82,6 +80,7 @@ from skewlab.doctor.remedy_costs import (
     load_cost_profile,
     n_view_sets,
     new_keys_by_slope,
+    replays_by_slope,
     view_sets,
 )
 from skewlab.doctor.remedy_costs import _row as profile_row
@@ -89,8 +88,6 @@ from skewlab.doctor.remedy_costs import summarize as summarize_profile
 from skewlab.doctor.subtask_replay import (
     DEFAULT_BUFFER_MAX_COUNT,
     DEFAULT_CACHE_ENTRIES,
-    replay_by_slope,
-    replay_subtasks,
     salted_stage_one_loads,
 )
 from skewlab.engine.config import JobConfig
@@ -168,11 +165,8 @@ class FlightSlopeInput(SlopeInput):
     def __init__(self, spark, n: int, fraction: int = SLOPE_FRACTION) -> None:
         self.spec = None
         self.views, self.references = {}, {}
-        for which, size in (("small", n // fraction), ("large", n)):
-            views = flight_views(spark, size).cache()
-            views.count()
-            self.views[which] = views
-            self.references[which] = result_digest(spark_reference_aggregate(views))
+        for which, size in zip(self.SIZES, (n // fraction, n), strict=True):
+            self.hold(which, flight_views(spark, size))
         self.n_small, self.n_large = n // fraction, n
 
 
@@ -277,12 +271,9 @@ def run_experiment(
                 continue
             # the doctor predicts the larger run, the one whose records the slope is scaled
             # to, its keys priced as the slope prices them (the smaller run's less)
-            replays[name], small = (
-                replay_subtasks(views.views[w], "tweet_id", parallelism=p,
-                                cache_entries=cache_entries, buffer_max_count=max_count)
-                for w in ("large", "small")
-            )  # fmt: skip
-            priced[name] = replay_by_slope(small, replays[name], views.n_small, views.n_large)
+            replays[name], priced[name] = replays_by_slope(
+                views, p, cache_entries=cache_entries, buffer_max_count=max_count
+            )
             loads[name] = salted_stage_one_loads(views.large, "tweet_id", salt_buckets=p,
                                                  parallelism=p)  # fmt: skip
         measured: dict[str, dict[str, list[dict]]] = {name: {} for name in specs}

@@ -70,9 +70,12 @@ import numpy as np
 
 from skewlab.doctor.catalog import (
     CATALOG,
+    HELD_BELOW,
+    SPREAD_BELOW,
     TRIGGER_INTERVAL_MS,
     Remedy,
-    cost_weights,
+    by_name,
+    density_weights,
     job_seconds,
     strategies,
 )
@@ -137,7 +140,6 @@ BALANCED = "balanced"
 ALONE = "subtask 0 alone"
 #: The cardinality whose views run alone: few keys, none new between the two sizes.
 ALONE_CARDINALITY = 200
-SIZES = ("small", "large")
 
 
 class SubtaskSlopeInput(SlopeInput):
@@ -156,8 +158,6 @@ class SubtaskSlopeInput(SlopeInput):
     def __init__(self, spark, spec: ViewSpec, parallelism: int, subtask: int = 0) -> None:
         from pyspark.sql import functions as F
 
-        from skewlab.aggregates.digest import result_digest
-        from skewlab.aggregates.reference import spark_reference_aggregate
         from skewlab.engine.routing import KEY_GROUP, OPERATOR, with_key_groups
         from skewlab.inputs.views import generate_views
 
@@ -165,12 +165,10 @@ class SubtaskSlopeInput(SlopeInput):
         self.spec = spec
         self.views, self.references, counts = {}, {}, {}
         small = dataclasses.replace(spec, n_views=spec.n_views // SLOPE_FRACTION)
-        for which, s in zip(SIZES, (small, spec), strict=True):
+        for which, s in zip(self.SIZES, (small, spec), strict=True):
             routed = with_key_groups(generate_views(spark, s), "tweet_id", max_p, parallelism)
-            views = routed.where(F.col(OPERATOR) == subtask).drop(OPERATOR, KEY_GROUP).cache()
-            counts[which] = views.count()
-            self.views[which] = views
-            self.references[which] = result_digest(spark_reference_aggregate(views))
+            views = routed.where(F.col(OPERATOR) == subtask).drop(OPERATOR, KEY_GROUP)
+            counts[which] = self.hold(which, views)
         self.n_small, self.n_large = counts["small"], counts["large"]
 
 
@@ -239,11 +237,29 @@ def run_experiment(
     return BenchResult(EXPERIMENT, size, rows, summary)
 
 
+def replays_by_slope(views: SlopeInput, parallelism: int, **options) -> tuple[dict, dict]:
+    """Both sizes' replays (:func:`~skewlab.doctor.subtask_replay.replay_subtasks` with
+    ``options``): the larger run's, and the slope's -- the larger's less the smaller's, scaled
+    as the slope (:func:`~skewlab.doctor.subtask_replay.replay_by_slope`).
+
+    Example::
+
+        >>> with SlopeInput(spark, ViewSpec(20_000, 5_000, 200)) as views:     # doctest: +SKIP
+        ...     large, slope = replays_by_slope(views, 2)
+        >>> slope["records"] == large["records"]                                # doctest: +SKIP
+        True
+    """
+    small, large = (
+        replay_subtasks(views.views[w], "tweet_id", parallelism=parallelism, **options)
+        for w in views.SIZES
+    )
+    return large, replay_by_slope(small, large, views.n_small, views.n_large)
+
+
 def busiest_density_by_slope(views: SlopeInput, parallelism: int) -> dict[int, dict]:
-    """The busiest subtask's keys by density as a job time by slope prices them: both sizes'
-    replays (:func:`~skewlab.doctor.subtask_replay.replay_subtasks`), the larger's less the
-    smaller's, scaled as the slope (:func:`~skewlab.doctor.subtask_replay.replay_by_slope`);
-    the busiest subtask is the larger run's, the one whose operator time the rows take.
+    """The busiest subtask's keys by density as a job time by slope prices them
+    (:func:`replays_by_slope`); the busiest subtask is the larger run's, the one whose operator
+    time the rows take.
 
     Example::
 
@@ -252,10 +268,7 @@ def busiest_density_by_slope(views: SlopeInput, parallelism: int) -> dict[int, d
         >>> sum(d["records"] for d in density.values()) < views.n_large         # doctest: +SKIP
         True
     """
-    small, large = (
-        replay_subtasks(views.views[w], "tweet_id", parallelism=parallelism) for w in SIZES
-    )
-    replay = replay_by_slope(small, large, views.n_small, views.n_large)
+    _, replay = replays_by_slope(views, parallelism)
     return max(replay["subtasks"], key=lambda s: s["records"])["density"]
 
 
@@ -328,7 +341,7 @@ def operator_by_slope(run, stage: str, subtask: int | None = None) -> float:
 def new_keys_by_slope(views: SlopeInput) -> float:
     """The keys the larger view set has beyond the smaller one's, scaled as :func:`by_slope`:
     what a result per key adds to a job time by slope (the keys both sizes share cancel)."""
-    small, large = (views.views[w].select("tweet_id").distinct().count() for w in SIZES)
+    small, large = (views.views[w].select("tweet_id").distinct().count() for w in views.SIZES)
     return (large - small) * views.n_large / (views.n_large - views.n_small)
 
 
@@ -445,14 +458,19 @@ def summarize(
     }
 
 
-def _solve_per_record(records_per_key, seconds, histograms) -> list[float] | None:
+def _solve_per_record(
+    records_per_key, seconds, histograms, rule: str = SPREAD_BELOW
+) -> list[float] | None:
     """Per-record costs (us) at the profile's densities such that, priced over each view set's
     own busiest subtask (its records by density bucket, as the slope prices them:
-    :func:`busiest_density_by_slope`) by the doctor's rule
-    (:func:`~skewlab.doctor.catalog.cost_weights`), they give back its measured time; None when
-    that has no non-negative answer."""
+    :func:`busiest_density_by_slope`) by the remedy's rule below the sparsest density
+    (:func:`~skewlab.doctor.catalog.density_weights`), they give back its measured time; None
+    when that has no non-negative answer. A spread per-key part that comes out negative (the
+    sparsest density cheaper per record than the next) is solved again held, as
+    :meth:`~skewlab.doctor.catalog.Pricing.cost_at` prices it."""
+    weights = density_weights(rule)
     design = np.array([
-        sum(d["records"] * cost_weights(records_per_key, bucket_records_per_key(int(b)))
+        sum(d["records"] * weights(records_per_key, bucket_records_per_key(int(b)))
             for b, d in hist.items())
         for hist in histograms
     ])  # fmt: skip
@@ -460,6 +478,8 @@ def _solve_per_record(records_per_key, seconds, histograms) -> list[float] | Non
         costs = np.linalg.solve(design, np.asarray(seconds) * 1e6)
     except np.linalg.LinAlgError:
         return None
+    if rule == SPREAD_BELOW and len(costs) > 1 and costs[0] < costs[1]:
+        return _solve_per_record(records_per_key, seconds, histograms, HELD_BELOW)
     return costs.tolist() if (costs > 0).all() else None
 
 
@@ -502,7 +522,10 @@ def cost_profile(
     def per_record(remedy: str, field: str = MEASURE) -> list[float]:
         seconds = [med(remedy, k, field) for k in cards]
         if densities is not None:
-            solved = _solve_per_record(density, seconds, [densities[str(k)] for k in cards])
+            solved = _solve_per_record(
+                density, seconds, [densities[str(k)] for k in cards],
+                by_name(remedy, catalog).sparse_keys,
+            )  # fmt: skip
             if solved is not None:
                 return solved
         return [

@@ -4,14 +4,12 @@ rule prices every workload at exactly its measured time and another rule does no
 
 from __future__ import annotations
 
-import importlib.util
 import random
 
 import numpy as np
 import pytest
 
-from skewlab import paths
-from skewlab.doctor.catalog import cost_weights
+from skewlab.doctor.catalog import HELD_BELOW, cost_weights, density_weights, sparse_rule
 from skewlab.doctor.subtask_replay import bucket_records_per_key
 
 #: a record's operator cost at 5 / 50 / 500 / 5,000 records a key (us): a per-key part that
@@ -19,20 +17,17 @@ from skewlab.doctor.subtask_replay import bucket_records_per_key
 KNOTS_US = [6.0, 3.3, 2.7, 2.5]
 SPREAD = "both sizes' keys, a key's part spread below"
 HELD = "both sizes' keys, held below"
+PER_REMEDY = "both sizes' keys, each remedy's rule"
 
 
 @pytest.fixture(scope="module")
-def probe():
-    path = paths.project_root() / "docs" / "probes" / "pricing_rules.py"
-    spec = importlib.util.spec_from_file_location("pricing_rules", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def probe(load_probe):
+    return load_probe("pricing_rules")
 
 
-def _runs(probe) -> dict:
+def _runs(probe, weights_of) -> dict:
     """Every input at two sizes, each subtask's keys spread over density buckets (the workloads
-    with sparse keys below 5 a key), its operator seconds priced by ``cost_weights``."""
+    with sparse keys below 5 a key), its operator seconds priced by ``weights_of(remedy)``."""
     rng = random.Random(3)
     densities = [probe.N_VIEWS / k for k in probe.PROFILE]
 
@@ -41,11 +36,11 @@ def _runs(probe) -> dict:
                 for b in rng.sample(range(low, high), 3)}  # fmt: skip
         return {"records": sum(d["records"] for d in hist.values()), "density": hist}
 
-    def cost_us(bucket: int) -> float:
-        return float(cost_weights(densities, bucket_records_per_key(bucket)) @ KNOTS_US)
+    def cost_us(bucket: int, remedy: str) -> float:
+        return float(weights_of(remedy)(densities, bucket_records_per_key(bucket)) @ KNOTS_US)
 
-    def seconds(s: dict) -> float:
-        return sum(d["records"] * cost_us(b) for b, d in s["density"].items()) / 1e6
+    def seconds(s: dict, remedy: str) -> float:
+        return sum(d["records"] * cost_us(b, remedy) for b, d in s["density"].items()) / 1e6
 
     data: dict = {"inputs": {}, "runs": []}
     # each profile set's buckets from just below its own density, the workloads' reaching down
@@ -58,7 +53,7 @@ def _runs(probe) -> dict:
         data["inputs"][name] = {**sizes, "n": [25_000, 100_000]}
         data["runs"] += [
             {"input": name, "remedy": remedy,
-             "ops": [[(0, i, seconds(s)) for i, s in enumerate(sizes[w]["subtasks"])]
+             "ops": [[(0, i, seconds(s, remedy)) for i, s in enumerate(sizes[w]["subtasks"])]
                      for w in ("small", "large")]}
             for remedy in probe.REMEDIES
         ]  # fmt: skip
@@ -66,8 +61,18 @@ def _runs(probe) -> dict:
 
 
 def test_the_rule_the_runs_were_made_by_prices_them_exactly(probe):
-    ratios = probe.compare(_runs(probe))
+    ratios = probe.compare(_runs(probe, lambda remedy: cost_weights))
     for remedy in probe.REMEDIES:
         assert ratios[SPREAD][remedy] == pytest.approx([1.0] * 4, rel=1e-9)
         # held flat below 5 a key, the sparse workload's subtasks are priced otherwise
         assert max(abs(r - 1) for r in ratios[HELD][remedy]) > 0.01
+
+
+def test_each_remedys_own_rule_prices_runs_made_by_it_exactly(probe):
+    ratios = probe.compare(_runs(probe, lambda remedy: density_weights(sparse_rule(remedy))))
+    held = [r for r in probe.REMEDIES if sparse_rule(r) == HELD_BELOW]
+    assert held and len(held) < len(probe.REMEDIES)  # the probe compares both rules
+    for remedy in probe.REMEDIES:
+        assert ratios[PER_REMEDY][remedy] == pytest.approx([1.0] * 4, rel=1e-9)
+    for remedy in held:  # its runs held below 5 a key: the spread rule prices them otherwise
+        assert max(abs(r - 1) for r in ratios[SPREAD][remedy]) > 0.01

@@ -13,7 +13,14 @@ import math
 import numpy as np
 import pytest
 
-from skewlab.doctor.catalog import REMEDIES, Pricing
+from skewlab.doctor.catalog import (
+    DENSITY_PRICED,
+    HELD_BELOW,
+    REMEDIES,
+    SPREAD_BELOW,
+    Pricing,
+    sparse_rule,
+)
 from skewlab.doctor.remedies import (
     BASELINE,
     mean_density,
@@ -151,7 +158,13 @@ def _form(operators, records, keys, side, slots=2) -> float:
     return max(chain, spread) + keys * side["key_us"] / 1e6
 
 
-def test_the_cost_profile_gives_back_the_times_it_was_priced_from():
+@pytest.mark.parametrize(
+    "seconds",
+    # the sparser set dearer per record, and cheaper (a spread per-key part would come out
+    # negative: solved held, as the pricing holds it)
+    [{100: 0.05, 10: 0.02}, {100: 0.01, 10: 0.05}],
+)
+def test_the_cost_profile_gives_back_the_times_it_was_priced_from(seconds):
     # two view sets whose keys spread over density buckets as a slope prices them: a bucket
     # the smaller run fills more (negative records) and one below the sparsest density
     densities = {
@@ -159,16 +172,20 @@ def test_the_cost_profile_gives_back_the_times_it_was_priced_from():
                 "14": {"records": 240, "keys": 16}},
         "10": {"26": {"records": 450, "keys": 5}, "27": {"records": 50, "keys": 1}},
     }  # fmt: skip
-    seconds = {100: 0.05, 10: 0.02}
     profile = cost_profile(_rows(seconds), densities)
     assert profile["records_per_key"] == [10.0, 100.0]
-    # priced back by the doctor's own rule, a subtask at a time
+    # priced back by each remedy's own rule below the sparsest density, a subtask at a time
     pricing = Pricing(profile, {})
-    for card, hist in densities.items():
-        priced = pricing.records_by_density(
-            {"density": hist}, profile["per_record_us"]["naive_heap"]
-        )
-        assert priced == pytest.approx(seconds[int(card)], rel=1e-9)
+    assert {sparse_rule(r) for r in DENSITY_PRICED} == {
+        HELD_BELOW,
+        SPREAD_BELOW,
+    }  # both rules solved
+    for remedy in DENSITY_PRICED:
+        for card, hist in densities.items():
+            priced = pricing.records_by_density(
+                {"density": hist}, profile["per_record_us"][remedy], sparse_rule(remedy)
+            )
+            assert priced == pytest.approx(seconds[int(card)], rel=1e-9)
 
 
 def test_a_key_below_the_sparsest_density_costs_its_records_its_own_part_more():
