@@ -75,8 +75,10 @@ from skewlab.doctor.catalog import strategies
 from skewlab.doctor.remedies import mean_density, predict_remedies, scale_draws
 from skewlab.doctor.remedy_costs import (
     BALANCED,
+    SIZES,
     alone_spec,
     busiest_density_by_slope,
+    hold,
     load_cost_profile,
     n_view_sets,
     new_keys_by_slope,
@@ -165,8 +167,8 @@ class FlightSlopeInput(SlopeInput):
     def __init__(self, spark, n: int, fraction: int = SLOPE_FRACTION) -> None:
         self.spec = None
         self.views, self.references = {}, {}
-        for which, size in zip(self.SIZES, (n // fraction, n), strict=True):
-            self.hold(which, flight_views(spark, size))
+        for which, size in zip(SIZES, (n // fraction, n), strict=True):
+            hold(self, which, flight_views(spark, size))
         self.n_small, self.n_large = n // fraction, n
 
 

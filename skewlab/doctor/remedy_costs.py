@@ -110,12 +110,16 @@ __all__ = [
     "HEADLINES",
     "MEASURE",
     "NoCostPerRecord",
+    "SIZES",
     "SubtaskSlopeInput",
     "alone_spec",
+    "busiest_density_by_slope",
     "cost_profile",
     "form_on_view_sets",
+    "hold",
     "load_cost_profile",
     "new_keys_by_slope",
+    "replays_by_slope",
     "run_experiment",
     "spark_side",
     "view_sets",
@@ -140,6 +144,22 @@ BALANCED = "balanced"
 ALONE = "subtask 0 alone"
 #: The cardinality whose views run alone: few keys, none new between the two sizes.
 ALONE_CARDINALITY = 200
+#: A slope input's two sizes, smaller first.
+SIZES = ("small", "large")
+
+
+def hold(views: SlopeInput, which: str, records) -> int:
+    """Cache ``records`` in ``views`` as size ``which`` (one of :data:`SIZES`) with their Spark
+    SQL reference digest, as :class:`~skewlab.experiments.rounds.SlopeInput` holds its own;
+    their count."""
+    from skewlab.aggregates.digest import result_digest
+    from skewlab.aggregates.reference import spark_reference_aggregate
+
+    records = records.cache()
+    count = records.count()
+    views.views[which] = records
+    views.references[which] = result_digest(spark_reference_aggregate(records))
+    return count
 
 
 class SubtaskSlopeInput(SlopeInput):
@@ -165,10 +185,10 @@ class SubtaskSlopeInput(SlopeInput):
         self.spec = spec
         self.views, self.references, counts = {}, {}, {}
         small = dataclasses.replace(spec, n_views=spec.n_views // SLOPE_FRACTION)
-        for which, s in zip(self.SIZES, (small, spec), strict=True):
+        for which, s in zip(SIZES, (small, spec), strict=True):
             routed = with_key_groups(generate_views(spark, s), "tweet_id", max_p, parallelism)
             views = routed.where(F.col(OPERATOR) == subtask).drop(OPERATOR, KEY_GROUP)
-            counts[which] = self.hold(which, views)
+            counts[which] = hold(self, which, views)
         self.n_small, self.n_large = counts["small"], counts["large"]
 
 
@@ -251,7 +271,7 @@ def replays_by_slope(views: SlopeInput, parallelism: int, **options) -> tuple[di
     """
     small, large = (
         replay_subtasks(views.views[w], "tweet_id", parallelism=parallelism, **options)
-        for w in views.SIZES
+        for w in SIZES
     )
     return large, replay_by_slope(small, large, views.n_small, views.n_large)
 
@@ -341,7 +361,7 @@ def operator_by_slope(run, stage: str, subtask: int | None = None) -> float:
 def new_keys_by_slope(views: SlopeInput) -> float:
     """The keys the larger view set has beyond the smaller one's, scaled as :func:`by_slope`:
     what a result per key adds to a job time by slope (the keys both sizes share cancel)."""
-    small, large = (views.views[w].select("tweet_id").distinct().count() for w in views.SIZES)
+    small, large = (views.views[w].select("tweet_id").distinct().count() for w in SIZES)
     return (large - small) * views.n_large / (views.n_large - views.n_small)
 
 

@@ -74,9 +74,6 @@ class SlopeInput:
         (5000, 20000)
     """
 
-    #: The slope's two sizes, smaller first.
-    SIZES = ("small", "large")
-
     def __init__(self, spark, spec: ViewSpec, fraction: int = SLOPE_FRACTION) -> None:
         small_spec = ViewSpec(
             spec.n_views // fraction, spec.n_users, spec.n_tweets, spec.distribution,
@@ -85,18 +82,12 @@ class SlopeInput:
         self.spec = spec
         self.views: dict[str, Any] = {}
         self.references: dict[str, str] = {}
-        for which, s in zip(self.SIZES, (small_spec, spec), strict=True):
-            self.hold(which, generate_views(spark, s))
+        for which, s in (("small", small_spec), ("large", spec)):
+            views = generate_views(spark, s).cache()
+            views.count()
+            self.views[which] = views
+            self.references[which] = result_digest(spark_reference_aggregate(views))
         self.n_small, self.n_large = small_spec.n_views, spec.n_views
-
-    def hold(self, which: str, views) -> int:
-        """Cache ``views`` as size ``which`` (one of :attr:`SIZES`) with their Spark SQL
-        reference digest; their count."""
-        views = views.cache()
-        count = views.count()
-        self.views[which] = views
-        self.references[which] = result_digest(spark_reference_aggregate(views))
-        return count
 
     @property
     def large(self):

@@ -4,11 +4,14 @@ reads what it says: a process's own peak resident memory, its descendants, and w
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
 
 import pytest
+
+from skewlab import paths
 
 HOLD_MIB = 120
 
@@ -48,3 +51,16 @@ def test_descendants_finds_a_grandchild(probe):
             os.kill(pid, 9)
         parent.wait()
     assert probe.peak_mib(parent.pid) is None  # reaped: gone from /proc
+
+
+@pytest.mark.long
+def test_measure_reads_the_doctors_jvm_and_its_report(probe, tmp_path):
+    # a process and its JVM: the doctor on a small CSV, run as the probe runs it
+    records = tmp_path / "clicks.csv"
+    records.write_text("tweet_id\n" + "".join(f"{i % 7 if i % 3 else 0}\n" for i in range(3_000)))
+    out = tmp_path / "runs.jsonl"
+    probe.measure(out, records, 1, {"now": paths.project_root()})
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["exit"] == 0 and row["checkout"] == "now" and row["views"] == "clicks.csv"
+    assert 50 < row["driver_peak_mib"] < row["jvm_peak_mib"]  # the JVM found below the driver
+    assert row["wall_seconds"] > 0
