@@ -100,12 +100,14 @@ def run_once(command: list[str], env: dict[str, str], cwd: Path) -> dict:
 
 def measure(out: Path, views: Path, runs: int, checkouts: dict[str, Path]) -> None:
     """``runs`` rounds, each checkout once per round in turn, one JSON line per run."""
-    cwd = out.resolve().parent  # not a checkout: '' on sys.path must not pick one
+    cwd = out.resolve().parent
     with out.open("a") as log:
         for round_ in range(runs):
             for label, checkout in checkouts.items():
                 env = dict(os.environ, PYTHONPATH=str(checkout.resolve()))
-                command = [sys.executable, "-m", "skewlab", "doctor", str(views.resolve()),
+                # -P: the working directory is not put before PYTHONPATH, so a run started
+                # inside one checkout still imports the checkout it is given
+                command = [sys.executable, "-P", "-m", "skewlab", "doctor", str(views.resolve()),
                            "--key", "tweet_id", "--json"]  # fmt: skip
                 row = run_once(command, env, cwd)
                 row.update(views=views.name, checkout=label, round=round_, at=time.time())
