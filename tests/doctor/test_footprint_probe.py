@@ -53,6 +53,25 @@ def test_descendants_finds_a_child_of_a_shell(probe):
     assert probe.peak_mib(parent.pid) is None  # reaped: gone from /proc
 
 
+def _fake_checkout(folder, says):
+    package = folder / "skewlab"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(f"print({says!r})\n")
+    return folder
+
+
+def test_measure_runs_the_checkout_it_is_given_not_the_working_directorys(probe, tmp_path):
+    # run from inside one checkout (the output file beside it), measuring another
+    here = _fake_checkout(tmp_path / "here", "the working directory's skewlab")
+    given = _fake_checkout(tmp_path / "given", "the given checkout's skewlab")
+    out = here / "runs.jsonl"
+    probe.measure(out, tmp_path / "views.csv", 1, {"given": given})
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    printed = b"the given checkout's skewlab\n"
+    assert row["exit"] == 0 and row["report_sha256"] == hashlib.sha256(printed).hexdigest()
+
+
 @pytest.mark.long
 def test_measure_finds_the_doctors_jvm_below_its_driver(probe, tmp_path):
     # a process and its JVM: the doctor on a small CSV, run as the probe runs it
