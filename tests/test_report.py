@@ -203,6 +203,18 @@ def test_one_kernel_runs_every_notebook_from_a_fresh_namespace(tmp_path):
         "other",
     ]
     assert [line.split()[0] for line in table[1:]] == ["a", "b", "all"]
+    # timings.json beside the index keeps what the table prints, for a script to read
+    record = json.loads((tmp_path / "out" / "timings.json").read_text())
+    assert list(record["notebooks"]) == ["a", "b"]
+    assert record["seconds"] == result.seconds and record["budget_seconds"] is None
+    assert record["over_budget"] is False and record["java_options"] == result.java_options
+    for line in table[1:3]:
+        name, *printed = line.split()[:7]
+        kept = record["notebooks"][name]
+        columns = ("total", "kernel", "spark", "cells", "render", "other")
+        assert printed == [f"{kept[c]:.1f}" for c in columns], name
+        cell, seconds = kept["slowest_cell"]
+        assert kept["ok"] and line.endswith(f"[{cell}] {seconds:.1f} s"), line
 
 
 def _kernel_spec(monkeypatch, tmp_path, name, shell):

@@ -103,6 +103,38 @@ class ReportResult:
         """Where the time went, per notebook (:func:`~skewlab.report.timing.format_timings`)."""
         return format_timings([(nb.name, nb.timing) for nb in self.notebooks if nb.timing])
 
+    def timings_record(self) -> dict:
+        """Where the time went, as ``timings.json`` keeps it: the report's seconds, its size's
+        budget and whether it took longer, the JVM's options, and per notebook its
+        :class:`~skewlab.report.timing.NotebookTiming` seconds and slowest cell.
+
+        Example::
+
+            >>> from skewlab.report.timing import NotebookTiming
+            >>> nb = NotebookReport("00_hot_keys", "t", "s", Path("x.html"), 10.0,
+            ...                     timing=NotebookTiming(10.0, 2.0, 3.0, 7.5, 0.4, (3, 4.0)))
+            >>> record = ReportResult("quick", Path("index.html"), [nb], 10.0).timings_record()
+            >>> record["budget_seconds"], record["over_budget"]
+            (120.0, False)
+            >>> record["notebooks"]["00_hot_keys"]["cells"], record["notebooks"]["00_hot_keys"]["slowest_cell"]
+            (4.5, [3, 4.0])
+        """  # noqa: E501
+        notebooks = {}
+        for nb in self.notebooks:
+            entry: dict = {"ok": nb.ok, "seconds": nb.seconds}
+            if nb.timing is not None:
+                entry.update(nb.timing.as_dict())
+                entry["slowest_cell"] = list(nb.timing.slowest) if nb.timing.slowest else None
+            notebooks[nb.name] = entry
+        return {
+            "size": self.size,
+            "seconds": self.seconds,
+            "budget_seconds": BUDGET_SECONDS.get(self.size),
+            "over_budget": self.budget_line() is not None,
+            "java_options": self.java_options,
+            "notebooks": notebooks,
+        }
+
     def java_options_line(self) -> str | None:
         """A line naming the extra options Spark's JVM ran with, ``None`` without any.
 
@@ -304,6 +336,7 @@ def render_report(
     result.seconds = time.perf_counter() - started
     write_index(result)
     write_claims(result)
+    write_timings(result)
     return result
 
 
@@ -313,4 +346,13 @@ def write_claims(result: ReportResult) -> Path:
     path = result.index.with_name("claims.json")
     notebooks = {nb.name: nb.claims for nb in result.notebooks}
     write_json_atomically(path, {"size": result.size, "notebooks": notebooks})
+    return path
+
+
+def write_timings(result: ReportResult) -> Path:
+    """Write ``timings.json`` beside the index: where the report's time went, as the table
+    ``skewlab report`` prints at the end says it (:meth:`ReportResult.timings_record`), for a
+    script to read (e.g. docs/probes/first_ten_minutes.py)."""
+    path = result.index.with_name("timings.json")
+    write_json_atomically(path, result.timings_record())
     return path
