@@ -34,6 +34,7 @@ tests first whatever this order, so a reader may wait on the report.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import select
@@ -53,6 +54,22 @@ os.environ.setdefault(JAVA_OPTIONS_ENV, QUICK_JIT)
 
 #: two executors of one core and 1 GiB each, every JVM on this machine
 LOCAL_CLUSTER = "local-cluster[2,1,1024]"
+
+
+@pytest.fixture(scope="session")
+def load_probe():
+    """``load_probe(name)``: the probe ``docs/probes/<name>.py`` as a module (the probes are
+    scripts, not a package)."""
+    from skewlab import paths
+
+    def load(name: str):
+        path = paths.project_root() / "docs" / "probes" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,7 @@
-"""The doctor's tests' shared fixtures: a Spark Connect server of their own, and the probes of
-docs/probes loaded as modules."""
+"""The doctor's tests' shared fixtures: a Spark Connect server of their own."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import socket
@@ -14,23 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skewlab import paths
 from skewlab.engine.session import java_options
-
-
-def _load_probe(name: str):
-    path = paths.project_root() / "docs" / "probes" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="session")
-def load_probe():
-    """``load_probe(name)``: the probe ``docs/probes/<name>.py`` as a module (the probes are
-    scripts, not a package)."""
-    return _load_probe
 
 
 def _free_port() -> int:
