@@ -114,8 +114,11 @@ def _module_file(module: str) -> Path | None:
     return None
 
 
-def _imports(module: str, path: Path) -> set[str]:
-    """The ``skewlab.*`` modules ``path`` imports (absolute and relative, any depth)."""
+@cache
+def _imports(module: str, path: Path) -> frozenset[str]:
+    """The ``skewlab.*`` modules ``path`` imports (absolute and relative, any depth); read once
+    per process, as :func:`timed_modules` is (the benchmarks' import graphs share most of
+    their modules)."""
     found: set[str] = set()
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -128,7 +131,7 @@ def _imports(module: str, path: Path) -> set[str]:
                 base = ".".join(anchor + ([base] if base else []))
             found.add(base)
             found |= {f"{base}.{a.name}" for a in node.names}
-    return {m for m in found if m.startswith("skewlab.") and _module_file(m)}
+    return frozenset(m for m in found if m.startswith("skewlab.") and _module_file(m))
 
 
 #: The experiment modules that only keep books (registry, result files, machines, references,
