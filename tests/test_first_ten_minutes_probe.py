@@ -96,6 +96,7 @@ def test_the_table_shows_each_run_each_notebook_and_each_chapters_live_claims(pr
     )
     assert "| 00_hot_keys | 17.6 | 15.0 | 16.3 [15.0..17.6] |" in lines
     assert (
-        "| 03_buffering | 1 held, 1 inconclusive, 1 measurement error (of 4) "
-        "| 1 held, 1 inconclusive, 1 measurement error (of 4) | 3 of 4 |"
+        "| 03_buffering | 1 held, 1 inconclusive, 1 measurement error (1 not measured at this "
+        "size, of 4) | 1 held, 1 inconclusive, 1 measurement error (1 not measured at this size, "
+        "of 4) | 3 of 4 |"
     ) in lines

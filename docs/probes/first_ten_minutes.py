@@ -171,9 +171,11 @@ def spread(values: list[float], fmt: str = ".1f") -> str:
     return f"{statistics.median(values):{fmt}} [{min(values):{fmt}}..{max(values):{fmt}}]"
 
 
-def _verdicts(counts: dict[str, int], of: int) -> str:
-    shown = [f"{counts[v]} {v}" for v in VERDICTS[:-1] if counts.get(v)]
-    return f"{', '.join(shown) or 'none'} (of {of})"
+def _verdicts(counts: dict[str, int]) -> str:
+    """The counts in the words ``skewlab report`` prints them with."""
+    from skewlab.report.notebook import verdict_counts
+
+    return verdict_counts(v for v, n in counts.items() for _ in range(n))
 
 
 def table(rows: list[dict]) -> str:
@@ -216,10 +218,7 @@ def table(rows: list[dict]) -> str:
         out += ["", f"| claims this run concluded live | {runs} | shown from the reference |",
                 "|---" * (len(reports) + 2) + "|"]  # fmt: skip
         for name, first in reports[0]["claims"].items():
-            cells = " | ".join(
-                _verdicts(r["claims"][name]["this_run"], r["claims"][name]["claims"])
-                for r in reports
-            )
+            cells = " | ".join(_verdicts(r["claims"][name]["this_run"]) for r in reports)
             out.append(f"| {name} | {cells} | {first['reference']} of {first['claims']} |")
     if tests:
         out += [""] if out else []
