@@ -2,8 +2,9 @@
 
 Started once by :func:`~skewlab.report.render_report`, it runs the notebooks one after the
 other: the kernel, skewlab's imports and Spark's driver JVM are started once instead of once
-per notebook. Before each notebook the kernel is put back to a fresh state
-(:data:`FRESH_NOTEBOOK`): the user namespace is reset (execution numbers start again at 1),
+per notebook, and every notebook runs through one connected client of it
+(:meth:`SharedKernel.notebook_client`). Before each notebook the kernel is put back to a fresh
+state (:data:`FRESH_NOTEBOOK`): the user namespace is reset (execution numbers start again at 1),
 widgets are closed, Spark's cached tables are dropped and the offline plotly renderer will
 inline plotly.js again in the notebook's first figure. A kernel that died (e.g. a notebook ran
 out of memory) is started again for the next notebook, and that start is counted.
@@ -111,6 +112,7 @@ class SharedKernel:
         self.start_seconds = 0.0
         self._charged = 0.0
         self._connection = None  # the client prepare() talks through, kept while the kernel runs
+        self._notebook_connection = None  # the client notebooks run through (notebook_client)
 
     # -- life cycle
     def __enter__(self) -> SharedKernel:
@@ -222,10 +224,42 @@ class SharedKernel:
             self._connection = client
         return self._connection
 
+    def notebook_client(self):
+        """The kernel's asynchronous client that notebooks run through (papermill's
+        ``kernel_client=`` with :data:`~skewlab.report.engine.ENGINE`), connected once per
+        kernel process: a new client per notebook waits about 0.2 s to be ready.
+
+        Like :meth:`_client` it has a session of its own, not the manager's: clients that share
+        one session refuse each other's broadcast messages as replays ("Duplicate Signature"),
+        and a notebook's client would then wait forever for its cell's output."""
+        from jupyter_client.asynchronous import AsyncKernelClient
+        from jupyter_core.utils import run_sync
+
+        if self._notebook_connection is None:
+            self.ensure_running()
+
+            async def connect():
+                client = AsyncKernelClient(parent=self.manager)
+                client.load_connection_info(self.manager.get_connection_info())
+                client.start_channels()
+                try:
+                    await client.wait_for_ready(timeout=self.startup_timeout)
+                except BaseException:
+                    client.stop_channels()
+                    raise
+                client.allow_stdin = False
+                return client
+
+            self._notebook_connection = run_sync(connect)()
+        return self._notebook_connection
+
     def _disconnect(self) -> None:
         if self._connection is not None:
             self._connection.stop_channels()
             self._connection = None
+        if self._notebook_connection is not None:
+            self._notebook_connection.stop_channels()
+            self._notebook_connection = None
 
     def _run(self, code: str, expressions: dict[str, str] | None = None) -> dict[str, Any]:
         reply = self._client().execute_interactive(

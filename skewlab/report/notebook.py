@@ -277,6 +277,7 @@ def render_notebook(
                 request_save_on_cell_execute=False,  # no autosave while a cell runs
                 engine_name=ENGINE,  # the executed notebook written once, at its end
                 km=kernel.manager,
+                kernel_client=kernel.notebook_client(),  # one connection for every notebook
             )
             spark_seconds = kernel.spark_start_seconds() - spark_before
         except Exception as exc:  # noqa: BLE001 - any failure is reported, the rest rendered
