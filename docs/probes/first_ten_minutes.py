@@ -23,7 +23,8 @@ pytest's counts. ``table``: the runs as markdown tables, per kind of run.
 Options: ``--repo PATH`` (the repository to clone; default: this checkout), ``--commit REV``
 (default: its ``HEAD``), ``--shared PATH`` (default: ``shared`` beside the repository),
 ``--python EXE`` (the interpreter the venv is made with; default ``python3``), ``--keep`` (leave
-each clone in place, and say where). Run it on a quiet machine: nothing else running.
+each clone in place, and say where; a run that fails always does). Run it on a quiet machine:
+nothing else running.
 """
 
 from __future__ import annotations
@@ -136,12 +137,14 @@ def one_run(kind: str, args: argparse.Namespace, commit: str) -> dict:
     row: dict = {"kind": kind, "commit": commit,
                  "at": datetime.now(UTC).isoformat(timespec="seconds"),
                  "cpu_probe_seconds": cpu_probe_seconds(args.python)}  # fmt: skip
+    kept = args.keep  # a run that fails keeps its clone and logs, and says where
     try:
         clone = clean_clone(args.repo, commit, args.shared, work)
         row["install_seconds"], code = timed(
             INSTALL.format(python=args.python), clone, work / "install.log"
         )
         if code != 0:
+            kept = True
             raise SystemExit(f"the install failed ({code}): see {work / 'install.log'}")
         if kind == "report":
             row["page_cache_dropped"] = drop_page_cache()
@@ -154,9 +157,14 @@ def one_run(kind: str, args: argparse.Namespace, commit: str) -> dict:
                 ".venv/bin/python -m pytest", clone, work / "tests.log"
             )
             row["counts"] = pytest_counts((work / "tests.log").read_text(errors="replace"))
+        kept = kept or row["exit"] != 0
+    except BaseException:
+        kept = True
+        raise
     finally:
-        if args.keep:
+        if kept:
             row["kept"] = str(work)
+            print(f"kept {work} (its clone and the commands' logs)", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
     return row
