@@ -276,6 +276,23 @@ def test_a_kernel_slow_to_start_is_waited_for_and_one_that_exits_is_named_dead(
         kernel.prepare()
 
 
+@pytest.mark.long
+def test_a_kernel_that_started_spark_ends_its_jvm_and_then_exits_by_itself(tmp_path):
+    from skewlab.report import SharedKernel
+
+    with SharedKernel(cwd=tmp_path) as kernel:
+        kernel.prepare()
+        jvm_pid = kernel._evaluate(
+            "__import__('pyspark').SparkContext._gateway.proc.pid",
+            "import skewlab\nskewlab.get_spark().range(3).count()",
+        )
+        process = kernel.manager.provisioner.process
+        kernel.end_spark()  # as render_report does after its last notebook
+    # ended by itself, not terminated by its manager (-15) after waiting for the JVM
+    assert process.returncode == 0
+    assert not os.path.exists(f"/proc/{jvm_pid}")
+
+
 def test_a_notebook_that_kills_the_kernel_fails_and_the_next_gets_a_new_one(tmp_path):
     dies = _notebook(tmp_path / "a_dies.ipynb", "import os\nos._exit(3)")
     after = _notebook(tmp_path / "b_after.ipynb", "1 + 1")

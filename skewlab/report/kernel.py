@@ -31,7 +31,7 @@ from typing import Any
 from skewlab.engine.session import JAVA_OPTIONS_ENV
 from skewlab.viz.render import REPORT_ENV
 
-__all__ = ["FRESH_NOTEBOOK", "KernelError", "SharedKernel", "report_environment"]
+__all__ = ["END_SPARK", "FRESH_NOTEBOOK", "KernelError", "SharedKernel", "report_environment"]
 
 #: Run in the kernel before each notebook (not stored in the notebook, not counted as a cell).
 FRESH_NOTEBOOK = """\
@@ -49,6 +49,22 @@ if "skewlab.viz.render" in _sys.modules:
     _sys.modules["skewlab.viz.render"].begin_notebook()
 _gc.collect()
 del _gc, _sys
+"""
+
+#: Run in the kernel before it is shut down: Spark's driver JVM, its child, is ended and waited
+#: for -- its stdin closed, as when any Python process that started it ends, so Spark's own
+#: shutdown hooks run. A kernel still holding a child at its shutdown signals it and waits for it
+#: (ipykernel), and the kernel's manager stops waiting after 2.5 s and terminates the kernel.
+END_SPARK = """\
+import sys as _sys
+if "pyspark" in _sys.modules:
+    _gateway = _sys.modules["pyspark"].SparkContext._gateway
+    _jvm = getattr(_gateway, "proc", None)
+    if _jvm is not None and _jvm.poll() is None:
+        _jvm.stdin.close()
+        _jvm.wait(timeout=60)
+    del _gateway, _jvm
+del _sys
 """
 
 #: Evaluated in the kernel after a notebook: seconds spent starting Spark in it so far.
@@ -146,8 +162,18 @@ class SharedKernel:
 
         return AsyncKernelManager(kernel_name=self.kernel_name)
 
+    def end_spark(self) -> None:
+        """End the Spark driver JVM the kernel started and wait for it (:data:`END_SPARK`), so
+        that :meth:`shutdown` finds the kernel without a child to wait on. Call it with the
+        kernel idle (after the last notebook): it runs in the kernel like a cell."""
+        from jupyter_core.utils import run_sync
+
+        if self.manager.has_kernel and run_sync(self.manager.is_alive)():
+            with contextlib.suppress(KernelError, TimeoutError, RuntimeError):
+                self._run(END_SPARK)  # a JVM that outlives this is stopped with the kernel
+
     def shutdown(self) -> None:
-        """Stop the kernel (and with it the Spark driver JVM it started)."""
+        """Stop the kernel (and with it the Spark driver JVM it started, if still running)."""
         from jupyter_core.utils import run_sync
 
         self._disconnect()

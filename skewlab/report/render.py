@@ -330,6 +330,7 @@ def render_report(
             ran_with = kernel.spark_java_options()  # what the JVM started with, if it started
             if ran_with is not None:
                 result.java_options = ran_with
+            kernel.end_spark()  # now, not in the shutdown, which would wait on the JVM
     except BaseException:  # Ctrl-C or a crash: the index says how far this run got
         write_index(result, total=len(nb_paths), state="interrupted")
         raise
