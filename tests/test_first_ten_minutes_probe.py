@@ -78,9 +78,8 @@ def test_a_runs_figures_are_what_the_report_wrote(probe, tmp_path):
     assert figures["slowest_cell"]["03_buffering"] == [19, 6.32]
     assert list(figures["claims"]) == ["03_buffering"]  # 00 showed no claim
     buffering = figures["claims"]["03_buffering"]
-    assert buffering["this_run"] == {"held": 1, "not held": 0, "inconclusive": 1,
-                                     "measurement error": 1, "not measured": 1}  # fmt: skip
-    assert (buffering["reference"], buffering["claims"]) == (3, 4)
+    assert buffering["this_run"] == ["held", "inconclusive", "not measured", "measurement error"]
+    assert buffering["reference"] == 3
 
 
 def test_the_table_shows_each_run_each_notebook_and_each_chapters_live_claims(probe, tmp_path):

@@ -44,7 +44,6 @@ from pathlib import Path
 CHECKOUT = Path(__file__).resolve().parents[2]
 CPU_PROBE = "sum(i*i for i in range(2*10**7))"
 INSTALL = "{python} -m venv .venv && .venv/bin/pip install -q -e '.[test]'"
-VERDICTS = ("held", "not held", "inconclusive", "measurement error", "not measured")
 
 
 def cpu_probe_seconds(python: str = "python3", times: int = 3) -> list[float]:
@@ -95,21 +94,19 @@ def timed(command: str, cwd: Path, log: Path) -> tuple[float, int]:
 def report_figures(reports: Path) -> dict:
     """What a report wrote about itself (``timings.json``, ``claims.json`` in ``reports``):
     its seconds as printed, whether it was over budget, each notebook's seconds and slowest
-    cell, and per chapter how many claims this run concluded with each verdict and how many
-    it showed from the reference."""
+    cell, and per chapter each claim's verdict in this run and how many claims carry the
+    reference's."""
     timings = json.loads((reports / "timings.json").read_text())
     claims = json.loads((reports / "claims.json").read_text())["notebooks"]
-    chapters = {}
-    for name, shown in claims.items():
-        if not shown:
-            continue
-        live = {v: sum(c["this_run"] == v for c in shown) for v in VERDICTS}
-        referenced = sum(c.get("reference") is not None for c in shown)
-        chapters[name] = {"this_run": live, "reference": referenced, "claims": len(shown)}
+    chapters = {
+        name: {"this_run": [c["this_run"] for c in shown],
+               "reference": sum(c.get("reference") is not None for c in shown)}
+        for name, shown in claims.items() if shown
+    }  # fmt: skip
     return {
         "report_seconds": round(timings["seconds"], 2),
         "over_budget": timings["over_budget"],
-        "notebooks": {n: round(t["seconds"], 2) for n, t in timings["notebooks"].items()},
+        "notebooks": {n: round(t["total"], 2) for n, t in timings["notebooks"].items()},
         "slowest_cell": {n: t.get("slowest_cell") for n, t in timings["notebooks"].items()},
         "failed": [n for n, t in timings["notebooks"].items() if not t["ok"]],
         "claims": chapters,
@@ -179,13 +176,6 @@ def spread(values: list[float], fmt: str = ".1f") -> str:
     return f"{statistics.median(values):{fmt}} [{min(values):{fmt}}..{max(values):{fmt}}]"
 
 
-def _verdicts(counts: dict[str, int]) -> str:
-    """The counts in the words ``skewlab report`` prints them with."""
-    from skewlab.report.notebook import verdict_counts
-
-    return verdict_counts(v for v, n in counts.items() for _ in range(n))
-
-
 def table(rows: list[dict]) -> str:
     """The runs as markdown: the report's runs (each run, then per notebook and per chapter's
     live claims), then the test command's.
@@ -196,6 +186,8 @@ def table(rows: list[dict]) -> str:
     >>> print(table([row]).splitlines()[-1])
     | 1 | 2026-12-07 16:30 | b6a67c5 | 1.07-1.10 | 55 | 276.7 | 1672 passed, 63 skipped |
     """
+    from skewlab.report.notebook import verdict_counts  # the words skewlab report prints
+
     out = []
     reports = [r for r in rows if r["kind"] == "report"]
     tests = [r for r in rows if r["kind"] == "tests"]
@@ -226,8 +218,8 @@ def table(rows: list[dict]) -> str:
         out += ["", f"| claims this run concluded live | {runs} | shown from the reference |",
                 "|---" * (len(reports) + 2) + "|"]  # fmt: skip
         for name, first in reports[0]["claims"].items():
-            cells = " | ".join(_verdicts(r["claims"][name]["this_run"]) for r in reports)
-            out.append(f"| {name} | {cells} | {first['reference']} of {first['claims']} |")
+            cells = " | ".join(verdict_counts(r["claims"][name]["this_run"]) for r in reports)
+            out.append(f"| {name} | {cells} | {first['reference']} of {len(first['this_run'])} |")
     if tests:
         out += [""] if out else []
         out += ["| run | at (UTC) | commit | CPU probe, s | install, s | test command, s "

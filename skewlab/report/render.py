@@ -121,8 +121,8 @@ class ReportResult:
         """  # noqa: E501
         notebooks = {}
         for nb in self.notebooks:
-            entry: dict = {"ok": nb.ok, "seconds": nb.seconds}
-            if nb.timing is not None:
+            entry: dict = {"ok": nb.ok, "total": nb.seconds}
+            if nb.timing is not None:  # its total is the notebook's seconds
                 entry.update(nb.timing.as_dict())
                 entry["slowest_cell"] = list(nb.timing.slowest) if nb.timing.slowest else None
             notebooks[nb.name] = entry
