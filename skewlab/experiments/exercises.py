@@ -21,7 +21,7 @@ Example::
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -795,9 +795,16 @@ def check(chapter: str, exercise_id: str, answer: Any) -> Check:
     return exercise(chapter, exercise_id).check(answer)
 
 
-def solutions_markdown() -> str:
+def solutions_markdown(answers: Mapping[str, Any] | None = None) -> str:
     """The solutions page: every exercise, chapter by chapter, its answer found by
-    ``solve()`` and what the check says of it (``docs/solutions.md`` is this text)."""
+    ``solve()`` and what the check says of it (``docs/solutions.md`` is this text).
+    ``answers`` (exercise id -> answer) are answers ``solve()`` already found, not found again.
+
+    Example (every exercise solved, one of them by a streaming query on Spark)::
+
+        >>> solutions_markdown().splitlines()[0]  # doctest: +SKIP
+        '# Solutions to the exercises'
+    """
     lines = [
         "# Solutions to the exercises",
         "",
@@ -810,7 +817,7 @@ def solutions_markdown() -> str:
         lines += ["", f"## {record.notebook.removesuffix('.ipynb')}", ""]
         lines += [f"*{record.question}*", ""] if record.question else []
         for e in chapter_exercises(chapter):
-            answer = e.solve()
+            answer = answers[e.id] if answers and e.id in answers else e.solve()
             lines += [
                 f"**{e.id}.** {e.task}",
                 "",

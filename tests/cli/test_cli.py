@@ -27,12 +27,12 @@ def _read(spark, path) -> pd.DataFrame:
 
 
 def test_generate_writes_the_views_and_is_repeatable(spark, tmp_path, capsys):
-    args = ["generate", "--views", "100000", "--users", "25000", "--tweets", "20", "--seed", "1"]
+    args = ["generate", "--views", "10000", "--users", "2500", "--tweets", "20", "--seed", "1"]
     assert main([*args, "--out", str(tmp_path / "a")]) == 0
-    assert "wrote 100,000 views (20 distinct tweets, uniform)" in capsys.readouterr().out
+    assert "wrote 10,000 views (20 distinct tweets, uniform)" in capsys.readouterr().out
     assert main([*args, "--out", str(tmp_path / "b")]) == 0
     first, second = _read(spark, tmp_path / "a"), _read(spark, tmp_path / "b")
-    assert len(first) == 100_000
+    assert len(first) == 10_000
     assert first["tweet_id"].nunique() == 20
     pd.testing.assert_frame_equal(first, second)
     assert (tmp_path / "a" / "_skewlab_views.json").exists()
