@@ -91,6 +91,7 @@ def test_bad_parameters_are_refused_before_any_work():
         backlog.run_experiment("tiny", outage_hours=-1)
 
 
+@pytest.mark.long
 def test_catch_up_tiny_end_to_end(spark, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(paths, "results_dir", lambda: tmp_path)
     assert main(["bench", "backlog", "--size", "tiny", "--json"]) == 0

@@ -31,6 +31,7 @@ def result(spark):
     return buffering.run_experiment("tiny", progress=False, spark=spark)
 
 
+@pytest.mark.long
 def test_every_run_of_every_side_ends_with_the_reference_digest(result):
     settings = size_settings("buffering", "tiny")
     assert len(result.rows) == len(buffering.SIDES) * len(settings["cardinalities"])
@@ -39,6 +40,7 @@ def test_every_run_of_every_side_ends_with_the_reference_digest(result):
     assert result.summary["all_digests_match"]
 
 
+@pytest.mark.long
 def test_the_sides_start_from_the_same_input(result):
     # every side's operators are handed the same view columns (the upstream map's): a side
     # that got, say, Spark-computed hashes the others compute themselves would fail here
@@ -47,6 +49,7 @@ def test_the_sides_start_from_the_same_input(result):
         assert set(inputs) - BOOKKEEPING == set(SINGLE_VIEW_COLUMNS), row["strategy"]
 
 
+@pytest.mark.long
 def test_the_headline_is_job_throughput_by_the_slope_over_two_sizes(result):
     s = result.summary
     assert s["headline_measure"] == "job_records_per_second"
@@ -78,6 +81,7 @@ def test_sides_can_be_chosen_and_naive_is_always_one(spark):
         buffering.run_experiment("tiny", sides_run=("naive", "nope"), progress=False, spark=spark)
 
 
+@pytest.mark.long
 def test_fewer_keys_mean_fewer_state_accesses_for_the_buffers_only(result):
     def reads(side, k):
         return next(
@@ -96,6 +100,7 @@ def test_fewer_keys_mean_fewer_state_accesses_for_the_buffers_only(result):
     assert reads("buffered", 1_000) < reads("buffered_hotkey", 1_000) <= n
 
 
+@pytest.mark.long
 def test_the_hot_key_buffers_worst_speedup_is_its_least_over_the_cardinalities(result):
     s = result.summary
     # over the cardinalities where it was measured (a tiny run's slope may not be positive)
@@ -105,6 +110,7 @@ def test_the_hot_key_buffers_worst_speedup_is_its_least_over_the_cardinalities(r
     assert "hot keys only" in format_summary(result)
 
 
+@pytest.mark.long
 def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):
     from skewlab.experiments.chapters import headline_ratios
 
@@ -122,6 +128,7 @@ def test_the_summary_carries_every_headline_ratio_bench_compare_reads(result):
         assert at_20["naive_operator"]["median"] and at_20["buffered_operator"]["median"]
 
 
+@pytest.mark.long
 def test_the_chapters_claims_read_this_tiny_run(result):
     # tiny measures 1,000 and 20 keys: the 20-key claims are measured, the 20,000-key ones not
     claims = [c for c in chapter_claims("buffering") if c.source == "buffering"]
