@@ -21,7 +21,7 @@ Example::
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -552,8 +552,10 @@ def _hot_key_floor(answer):
     )  # fmt: skip
 
 
+@cache
 def _smallest(judge, low: int, high: int) -> int:
-    """The smallest answer in ``low .. high`` the judge accepts."""
+    """The smallest answer in ``low .. high`` the judge accepts (searched once per process: a
+    solution found for its notebook and again for the solutions page is not searched twice)."""
     return next(a for a in range(low, high + 1) if judge(a)[0])
 
 
@@ -795,16 +797,9 @@ def check(chapter: str, exercise_id: str, answer: Any) -> Check:
     return exercise(chapter, exercise_id).check(answer)
 
 
-def solutions_markdown(answers: Mapping[str, Any] | None = None) -> str:
+def solutions_markdown() -> str:
     """The solutions page: every exercise, chapter by chapter, its answer found by
-    ``solve()`` and what the check says of it (``docs/solutions.md`` is this text).
-    ``answers`` (exercise id -> answer) are answers ``solve()`` already found, not found again.
-
-    Example (every exercise solved, one of them by a streaming query on Spark)::
-
-        >>> solutions_markdown().splitlines()[0]  # doctest: +SKIP
-        '# Solutions to the exercises'
-    """
+    ``solve()`` and what the check says of it (``docs/solutions.md`` is this text)."""
     lines = [
         "# Solutions to the exercises",
         "",
@@ -817,7 +812,7 @@ def solutions_markdown(answers: Mapping[str, Any] | None = None) -> str:
         lines += ["", f"## {record.notebook.removesuffix('.ipynb')}", ""]
         lines += [f"*{record.question}*", ""] if record.question else []
         for e in chapter_exercises(chapter):
-            answer = answers[e.id] if answers and e.id in answers else e.solve()
+            answer = e.solve()
             lines += [
                 f"**{e.id}.** {e.task}",
                 "",
