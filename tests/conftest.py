@@ -8,8 +8,7 @@ cache a tiered JVM would have: the quick JIT's default 48 MB fills in a JVM that
 notebook): the tests' Spark jobs last seconds, so their time is mostly JVM start-up and warm-up,
 and nothing the tests assert is a timing of the JVM. The test processes' own JVMs also collect
 garbage with the serial collector. A ``SKEWLAB_JAVA_OPTIONS`` already set (even to ``""``) is
-kept, and then nothing is added to it, unless it is the quick JIT with a class archive
-(``.ci/class_archive.py``: CI's steps after the README's command start their JVMs from one).
+kept, and then nothing is added to it.
 
 The long end-to-end checks are skipped with a line saying so unless ``--e2e`` is given: the
 whole runs of about ten seconds or more (marker ``long``: an experiment at its tiny size, the
@@ -53,20 +52,6 @@ from skewlab.report.render import QUICK_JIT
 # the quick JIT for every Spark JVM of the run, unless the person running the tests said else
 os.environ.setdefault(JAVA_OPTIONS_ENV, QUICK_JIT)
 
-
-def _quick_jit_options(options: str) -> str | None:
-    """``options`` when they are the quick JIT, alone or with a class archive to start from
-    (``-XX:SharedArchiveFile=``, written by ``.ci/class_archive.py``); else ``None``."""
-    extra = options.removeprefix(QUICK_JIT).split()
-    if options.startswith(QUICK_JIT) and all(o.startswith("-XX:SharedArchiveFile=") for o in extra):
-        return options
-    return None
-
-
-#: The quick JIT, with CI's class archive when ``$SKEWLAB_JAVA_OPTIONS`` names one after it (its
-#: steps after the README's command do); ``None`` when the person running the tests set others.
-TEST_JAVA_OPTIONS = _quick_jit_options(os.environ[JAVA_OPTIONS_ENV])
-
 #: two executors of one core and 1 GiB each, every JVM on this machine
 LOCAL_CLUSTER = "local-cluster[2,1,1024]"
 
@@ -88,25 +73,18 @@ def load_probe():
 
 
 @pytest.fixture(scope="session")
-def quick_jit_options() -> str:
-    """The quick JIT's options for a JVM the tests start whatever ``$SKEWLAB_JAVA_OPTIONS`` says
-    (a notebook kernel's in JupyterLab), with CI's class archive when it names one."""
-    return TEST_JAVA_OPTIONS or QUICK_JIT
-
-
-@pytest.fixture(scope="session")
 def spark():
     """The session skewlab itself makes (``local[*]`` unless SKEWLAB_SPARK_MASTER says else).
 
-    Its driver JVM collects garbage with the serial collector, added to
-    :data:`TEST_JAVA_OPTIONS` unless the person running the tests set other options: a test
-    process's JVM holds a small heap on two cores shared with the other test process, where
-    G1's concurrent threads only take CPU from it."""
+    Its driver JVM collects garbage with the serial collector, added to the quick JIT unless
+    the person running the tests set their own options: a test process's JVM holds a small heap
+    on two cores shared with the other test process, where G1's concurrent threads only take
+    CPU from it."""
     from skewlab.engine.session import get_spark
 
     with pytest.MonkeyPatch.context() as env:
-        if TEST_JAVA_OPTIONS is not None:
-            env.setenv(JAVA_OPTIONS_ENV, f"{TEST_JAVA_OPTIONS} -XX:+UseSerialGC")
+        if os.environ.get(JAVA_OPTIONS_ENV) == QUICK_JIT:
+            env.setenv(JAVA_OPTIONS_ENV, f"{QUICK_JIT} -XX:+UseSerialGC")
         session = get_spark(app_name="skewlab-tests")
     yield session
     session.stop()
@@ -355,19 +333,13 @@ class SharedReport:
 
 class BackgroundReport(SharedReport):
     """``render_report("tiny", out)`` started now in a subprocess at nice 10 (its kernel and
-    Spark JVM too): :meth:`result` waits for it and returns its ``ReportResult``. Its JVM runs
-    the quick JIT alone, as a newcomer's tiny report does (a test reads back the line the report
-    prints about it), unless the person running the tests set other options."""
+    Spark JVM too): :meth:`result` waits for it and returns its ``ReportResult``."""
 
     def __init__(self, out: Path) -> None:
         super().__init__(out)
-        env = dict(os.environ)
-        if TEST_JAVA_OPTIONS is not None:
-            env[JAVA_OPTIONS_ENV] = QUICK_JIT
         with self.log.open("w") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", _RENDER, str(out), str(self.pickled)],
-                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

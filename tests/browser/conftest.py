@@ -20,6 +20,7 @@ import pytest
 
 from skewlab.engine.session import JAVA_OPTIONS_ENV
 from skewlab.experiments.predictions import PREDICTIONS_LOG_ENV
+from skewlab.report.render import QUICK_JIT
 from skewlab.viz.render import REPORT_ENV
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -87,7 +88,7 @@ def chromium() -> Path:
 
 
 @pytest.fixture(scope="module")
-def lab(chromium, tmp_path_factory, quick_jit_options):
+def lab(chromium, tmp_path_factory):
     """JupyterLab on a free loopback port with a token; its kernels run this Python.
 
     It lives as long as its module, not the session: after it shuts a kernel down, the lab
@@ -104,9 +105,8 @@ def lab(chromium, tmp_path_factory, quick_jit_options):
     env = dict(os.environ)
     env.pop(REPORT_ENV, None)  # a person at the sliders, not a report
     # the kernels' Spark JVMs compile with the quick JIT only: a tiny notebook's run is mostly
-    # JVM start-up (notebook 08's tiny streaming runs: 53 s -> 45 s); nothing here is measured.
-    # (in CI's steps after the README's command, starting from its class archive)
-    env[JAVA_OPTIONS_ENV] = quick_jit_options
+    # JVM start-up (notebook 08's tiny streaming runs: 53 s -> 45 s); nothing here is measured
+    env[JAVA_OPTIONS_ENV] = QUICK_JIT
     env[PREDICTIONS_LOG_ENV] = str(base / "predictions.jsonl")  # the guesses the tests lock in
     env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
     env["JUPYTERLAB_WORKSPACES_DIR"] = str(base / "workspaces")
