@@ -32,6 +32,9 @@ nothing below it imports it.
                       --state``)
 ``live_hot_keys``     :func:`follow`: the hot keys of a stream of arriving files, per window
                       and over the run, with their age (``skewlab doctor --follow``)
+``state_and_follow``  ``skewlab bench state_and_follow``: notebook 09's checkpoint state and
+                      live follow over one set of records, as sections a quick report shows
+                      from the shipped reference
 ``spark_connect``     the doctor's Spark: embedded, or a remote one through Spark Connect
                       (``--remote sc://HOST:PORT``, ``$SPARK_REMOTE``)
 ``viz``               the doctor's text, figures, HTML page and notebook 09's controls

@@ -153,6 +153,34 @@ class StateReport:
         """
         return json.loads(json.dumps(asdict(self), default=str))
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StateReport:
+        """The report :meth:`to_json` wrote (a shipped reference's, say), read back.
+
+        Example::
+
+            >>> store = StateStore(0, "stateStoreSave", "default", None, 1, 0, rows=1, bytes=48,
+            ...                    partitions=(StatePartition(0, 1, 48),), key_fields=("page",))
+            >>> report = StateReport("ck", "page", (store,))
+            >>> StateReport.from_json(report.to_json()) == report
+            True
+        """
+        nested = {"partitions": StatePartition, "top_keys": StateKey}
+
+        def store(s: dict[str, Any]) -> StateStore:
+            fields = {k: tuple(cls_(**x) for x in s[k]) for k, cls_ in nested.items()}
+            placement = tuple(
+                StatePlacement(**{**p, "rows": tuple(p["rows"]), "bytes": tuple(p["bytes"])})
+                for p in s["placement"]
+            )
+            key = s["placement_key"]
+            return StateStore(**{
+                **s, **fields, "placement": placement, "key_fields": tuple(s["key_fields"]),
+                "placement_key": None if key is None else tuple(key),
+            })  # fmt: skip
+
+        return cls(data["checkpoint"], data["key"], tuple(store(s) for s in data["stores"]))
+
     def redacted(self) -> StateReport:
         """A copy with every key shown as a stable hash (:func:`~skewlab.doctor.redaction.
         redact_key`); rows, bytes and partitions unchanged.

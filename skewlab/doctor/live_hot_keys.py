@@ -197,6 +197,24 @@ class FollowWindow:
         """The window as one JSON object (``--json`` prints one per line)."""
         return json.loads(json.dumps(asdict(self)))
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FollowWindow:
+        """The window :meth:`to_json` wrote, read back.
+
+        Example::
+
+            >>> hot = HotKeyNow("a", 5, 5, 5, 0.5, {"flink": 1}, 0, "t", 1)
+            >>> w = FollowWindow(0, 0, "t", 10, 0, 10, 0, 0.0, 0.0, (hot,), (hot,), ("f",))
+            >>> FollowWindow.from_json(w.to_json()) == w
+            True
+        """
+
+        def hot(rows):
+            return tuple(HotKeyNow(**h) for h in rows)
+
+        return cls(**{**data, "hot": hot(data["hot"]), "run_hot": hot(data["run_hot"]),
+                      "files": tuple(data["files"])})  # fmt: skip
+
     def redacted(self) -> FollowWindow:
         """A copy with every key shown as a stable hash
         (:func:`~skewlab.doctor.redaction.redact_key`).

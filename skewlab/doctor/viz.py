@@ -27,7 +27,6 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from skewlab.doctor.catalog import DENSITY_PRICED
-from skewlab.doctor.checkpoint_state import StateReport
 from skewlab.doctor.diagnosis import diagnose, read_records
 from skewlab.doctor.live_hot_keys import FollowWindow
 from skewlab.doctor.remedies import BASELINE
@@ -45,9 +44,18 @@ from skewlab.doctor.remedy_costs import (
     MEASURE,
 )
 from skewlab.doctor.schema import Diagnosis, FlinkLoads
+from skewlab.doctor.state_and_follow import EXPERIMENT as STATE_AND_FOLLOW
+from skewlab.doctor.state_and_follow import (
+    THRESHOLD,
+    FollowSection,
+    StateSection,
+    follow_section,
+    state_section,
+)
 from skewlab.doctor.verdict import ENGINE_NAMES, WIDTH, verdict_lines, wrap
 from skewlab.engine.partitioners import ENGINES
 from skewlab.errors import SkewlabInputError
+from skewlab.experiments.chapters import size_settings
 from skewlab.experiments.intervals import Estimate, over
 from skewlab.experiments.references import load_reference
 from skewlab.experiments.results import BenchResult, bench_summary
@@ -407,29 +415,97 @@ def engine_loads_figure(report: Diagnosis, parallelism: int | None = None) -> go
     return fig
 
 
-def _state_and_traffic(state: StateReport, report: Diagnosis):
-    """The first store read, and the records per partition routed as Spark routes them at its
-    partition count (``None`` where the diagnosis has no Spark loads at that count)."""
-    store = next((s for s in state.stores if s.unread is None), None)
-    if store is None:
-        raise SkewlabInputError(f"no state store of {state.checkpoint} could be read")
-    spark_loads = report.engines.get("spark")
-    if spark_loads is None or spark_loads.partitions != store.num_partitions:
-        return store, None
-    return store, spark_loads
+def _owned(whose: str, thing: str) -> str:
+    """``thing`` as ``whose``'s, opening a sentence: "This run's checkpoint", "The reference's
+    checkpoint (full, measured ...)".
+
+    Example::
+
+        >>> _owned("the reference (full, measured 2026-12-08)", "follow")
+        "The reference's follow (full, measured 2026-12-08)"
+    """
+    owner, _, rest = whose.partition(" (")
+    return f"{owner[:1].upper()}{owner[1:]}'s {thing}" + (f" ({rest}" if rest else "")
 
 
-def state_figure(state: StateReport, report: Diagnosis) -> go.Figure:
+def _reference_section(what: str, section: type[StateSection] | type[FollowSection]):
+    """``section`` read from the shipped ``state_and_follow`` reference, after a line saying that
+    this size shows ``what`` from it (``None``, and a line, where none ships)."""
+    shown = load_reference(STATE_AND_FOLLOW)
+    if shown is None:
+        print(f"this size leaves the {what} out ({_LIVE_WHY}), and no reference ships it")
+        return None
+    whose = whose_figures(shown)
+    print(
+        f"this size leaves the {what} out ({_LIVE_WHY}); here is the shipped reference's, over "
+        f"the sample records: {whose}"
+    )
+    return section.from_json(shown["summary"], whose)
+
+
+#: Why a quick report shows notebook 09's live sections from the reference.
+_LIVE_WHY = (
+    "a demonstration: it concludes no claim; `skewlab bench state_and_follow` runs it here, and "
+    "size 'tiny' or 'full' in this notebook on these records"
+)
+
+
+def state_shown(size: str, spark, records, key: str, report: Diagnosis) -> StateSection | None:
+    """Notebook 09's state section: where the registry's ``doctor_live_sections`` runs at
+    ``size``, ``records`` counted per ``key`` into a checkpoint made now and read back beside
+    ``report``'s Spark loads (:func:`~skewlab.doctor.state_and_follow.state_section`); else the
+    shipped reference's, after a line saying so (``None`` where none ships).
+
+    Example::
+
+        >>> state = state_shown("quick", None, None, "tweet_id", None)     # doctest: +ELLIPSIS
+        this size leaves the checkpoint state out (...); here is the shipped reference's, ...
+        >>> state.whose.startswith("the reference")
+        True
+    """
+    if size_settings("doctor_live_sections", size)["run"]:
+        return state_section(spark, records, key, report)
+    return _reference_section("checkpoint state", StateSection)
+
+
+def follow_shown(
+    size: str, spark, records, key: str, *, time: str | None = None, threshold: float = THRESHOLD
+) -> FollowSection | None:
+    """Notebook 09's follow section: where the registry's ``doctor_live_sections`` runs at
+    ``size``, ``records`` followed live by ``key`` in windows (:func:`~skewlab.doctor.
+    state_and_follow.follow_section`), a :class:`HotKeysBoard` shown and redrawn as each window
+    ends; else the shipped reference's windows (and its threshold), after a line saying so
+    (``None`` where none ships).
+
+    Example::
+
+        >>> followed = follow_shown("quick", None, None, "tweet_id")       # doctest: +ELLIPSIS
+        this size leaves the live follow out (...); here is the shipped reference's, ...
+        >>> len(followed.windows)
+        3
+    """
+    if size_settings("doctor_live_sections", size)["run"]:
+        from IPython.display import display
+
+        board = HotKeysBoard()
+        display(board)
+        return follow_section(
+            spark, records, key, time=time, threshold=threshold, on_window=board.update
+        )
+    return _reference_section("live follow", FollowSection)
+
+
+def state_figure(section: StateSection) -> go.Figure:
     """Per state partition, its share of the state's bytes beside its share of the records
     (the diagnosis' Spark loads, where their partition count is the state's).
 
     Example::
 
-        >>> fig = state_figure(read_state(checkpoint), report)              # doctest: +SKIP
+        >>> fig = state_figure(state_section(spark, records, "tweet_id", report))  # doctest: +SKIP
         >>> [t.name for t in fig.data]                                      # doctest: +SKIP
         ['records (skew score 75 %)', 'state bytes (skew score 3 %)']
-    """
-    store, traffic = _state_and_traffic(state, report)
+    """  # noqa: E501
+    store, traffic = section.store, section.traffic
     fig = go.Figure()
     partitions = list(range(store.num_partitions))
     if traffic is not None:
@@ -443,7 +519,7 @@ def state_figure(state: StateReport, report: Diagnosis) -> go.Figure:
         name=f"state bytes (skew score {store.skew_score:.0f} %)",
     ))  # fmt: skip
     fig.update_layout(
-        title=f"The state's skew beside the traffic's: {store.name}, this run's checkpoint",
+        title=f"The state's skew beside the traffic's: {store.name}; {section.whose}'s checkpoint",
         template=TEMPLATE,
         barmode="group",
         xaxis={"title": "state partition"},
@@ -452,18 +528,23 @@ def state_figure(state: StateReport, report: Diagnosis) -> go.Figure:
     return fig
 
 
-def describe_state(state: StateReport, report: Diagnosis) -> str:
-    """One paragraph on the state's skew beside the traffic's, computed from this run's
-    checkpoint and diagnosis.
+def describe_state(section: StateSection) -> str:
+    """One paragraph on the state's skew beside the traffic's, computed from the section's
+    checkpoint and loads, naming whose they are.
 
     Example::
 
-        >>> print(describe_state(read_state(checkpoint), report))           # doctest: +SKIP
-    """
-    store, traffic = _state_and_traffic(state, report)
+        >>> from skewlab.doctor.checkpoint_state import StatePartition, StateReport, StateStore
+        >>> store = StateStore(0, "stateStoreSave", "default", None, 1, 0, rows=64, bytes=3072,
+        ...                    partitions=(StatePartition(0, 64, 3072),), busiest_share=1.0)
+        >>> print(describe_state(StateSection(StateReport("ck", "k", (store,)), None)))
+        This run's checkpoint: 64 state rows (3 KiB) over 1 state partitions; the busiest holds 100% of the
+          state's bytes (skew score 0 %).
+    """  # noqa: E501
+    store, traffic = section.store, section.traffic
     text = (
-        f"This run's checkpoint: {store.rows:,} state rows ({_bytes(store.bytes)}) over "
-        f"{store.num_partitions} state partitions; the busiest holds "
+        f"{_owned(section.whose, 'checkpoint')}: {store.rows:,} state rows ({_bytes(store.bytes)}) "
+        f"over {store.num_partitions} state partitions; the busiest holds "
         f"{percent(store.busiest_share)} of the state's bytes (skew score "
         f"{store.skew_score:.0f} %)."
     )
@@ -510,18 +591,19 @@ class HotKeysBoard:
         display(self.widget)
 
 
-def follow_figure(windows: list[FollowWindow], threshold: float) -> go.Figure:
+def follow_figure(section: FollowSection) -> go.Figure:
     """Each key hot in any window: its share of each window's records (its estimate; a window
-    where it was not listed shows none), the threshold a dashed line.
+    where it was not listed shows none), the section's threshold a dashed line.
 
     Example::
 
         >>> from skewlab.doctor.live_hot_keys import HotKeyNow
         >>> hot = HotKeyNow("a", 50, 50, 50, 0.5, {}, 0, "t", 1)
         >>> w = FollowWindow(0, 0, "t", 100, 0, 100, 0, 1.0, 1.0, (hot,), (hot,))
-        >>> [t.name for t in follow_figure([w], 0.2).data]
+        >>> [t.name for t in follow_figure(FollowSection((w,), 0.2)).data]
         ['a']
     """
+    windows = section.windows
     fig = go.Figure()
     peak: dict[str, float] = {}
     for w in windows:
@@ -533,9 +615,9 @@ def follow_figure(windows: list[FollowWindow], threshold: float) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=[w.window for w in windows], y=shares, name=str(key), mode="lines+markers",
         ))  # fmt: skip
-    fig.add_hline(y=threshold, line_dash="dash", annotation_text="threshold")
+    fig.add_hline(y=section.threshold, line_dash="dash", annotation_text="threshold")
     fig.update_layout(
-        title="Hot keys per window as the doctor followed the stream (this run's windows)",
+        title=f"Hot keys per window as the doctor followed the stream: {section.whose}'s windows",
         template=TEMPLATE,
         xaxis={"title": "window (one micro-batch)", "dtick": 1},
         yaxis={"title": "share of the window's records", "tickformat": ".0%"},
@@ -543,19 +625,20 @@ def follow_figure(windows: list[FollowWindow], threshold: float) -> go.Figure:
     return fig
 
 
-def describe_follow(windows: list[FollowWindow]) -> str:
-    """One paragraph on a follow's windows, computed from them.
+def describe_follow(section: FollowSection) -> str:
+    """One paragraph on a follow's windows, computed from them, naming whose they are.
 
     Example::
 
-        >>> print(describe_follow([]))
-        The follow counted no window.
+        >>> print(describe_follow(FollowSection((), 0.05)))
+        This run's follow counted no window.
     """
+    windows = section.windows
     if not windows:
-        return "The follow counted no window."
+        return f"{_owned(section.whose, 'follow')} counted no window."
     last = windows[-1]
     text = (
-        f"This run's follow: {len(windows)} windows, {last.run_records:,} records "
+        f"{_owned(section.whose, 'follow')}: {len(windows)} windows, {last.run_records:,} records "
         f"({last.run_null_keys:,} with a null key)."
     )
     if last.run_hot:
@@ -569,6 +652,28 @@ def describe_follow(windows: list[FollowWindow]) -> str:
     else:
         text += " No key reached the threshold over the run."
     return "\n".join(wrap(text))
+
+
+def format_state_and_follow_summary(result) -> str:
+    """What ``skewlab bench state_and_follow`` prints: whose run, the state's text and the
+    paragraph setting it beside the traffic, then each window's hot keys and the follow's
+    paragraph.
+
+    Example::
+
+        >>> from skewlab.doctor.state_and_follow import run_experiment
+        >>> print(format_state_and_follow_summary(run_experiment("tiny")))  # doctest: +SKIP
+    """
+    summary, whose = bench_summary(result), whose_figures(result)
+    state = StateSection.from_json(summary, whose)
+    followed = FollowSection.from_json(summary, whose)
+    return "\n\n".join([
+        f"{whose}: notebook 09's demonstrations over {summary['records']:,} sample records",
+        state.state.to_text(),
+        describe_state(state),
+        *(w.to_text() for w in followed.windows),
+        describe_follow(followed),
+    ])  # fmt: skip
 
 
 def parallelism_figure(report: Diagnosis) -> go.Figure:

@@ -975,6 +975,15 @@ CHAPTERS: tuple[Chapter, ...] = (
                     },
                 },
             ),
+            Benchmark(
+                id="state_and_follow",
+                module="skewlab.doctor.state_and_follow",
+                help="notebook 09's demonstrations: the sample records' state skew read from a "
+                "checkpoint made of them, and the records followed live as a stream of files",
+                formatter="format_state_and_follow_summary",
+                # demonstrations, one run each, over the chapter's sample records at its size
+                sizes={"tiny": {"runs": 1}, "quick": {"runs": 1}, "full": {"runs": 1}},
+            ),
         ),
         # notebook 09's check of the doctor against real runs: every remedy on four workloads
         # takes minutes, so a quick (or tiny) report shows the shipped reference's check
@@ -983,7 +992,16 @@ CHAPTERS: tuple[Chapter, ...] = (
                 "tiny": {"run": False},
                 "quick": {"run": False},
                 "full": {"run": True},
-            }
+            },
+            # notebook 09's checkpoint state and live follow: demonstrations that conclude no
+            # claim, a streaming query each (about 7 s of a quick report on a 2-core VM,
+            # docs/report.md), so a quick report shows the shipped reference's
+            # (`skewlab bench state_and_follow` runs them here); the tests' tiny report runs them
+            "doctor_live_sections": {
+                "tiny": {"run": True},
+                "quick": {"run": False},
+                "full": {"run": True},
+            },
         },
     ),
     Chapter(

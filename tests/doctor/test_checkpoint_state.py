@@ -243,6 +243,7 @@ def test_a_counted_stream_holds_a_row_per_key_and_the_figure_sets_state_beside_t
     spark, views, tmp_path
 ):
     from skewlab.doctor.diagnosis import diagnose
+    from skewlab.doctor.state_and_follow import StateSection
     from skewlab.doctor.viz import describe_state, state_figure
 
     records = spark.createDataFrame(views)
@@ -256,14 +257,17 @@ def test_a_counted_stream_holds_a_row_per_key_and_the_figure_sets_state_beside_t
     assert {k.rows for k in store.top_keys} == {1}
     # the same keys, the same placement: state rows per partition are the keys the doctor's
     # Spark routing puts there, and the records per partition are its loads
-    fig = state_figure(read_state(checkpoint), report)
+    section = StateSection(read_state(checkpoint, key="tweet_id"), report.engines["spark"])
+    assert StateSection.from_json(section.to_json()) == section  # as a reference keeps it
+    fig = state_figure(section)
     traffic, state = fig.data
     assert list(traffic.y) == pytest.approx(
         [n / sum(report.engines["spark"].loads) for n in report.engines["spark"].loads]
     )
     assert list(state.y) == pytest.approx([p.bytes / store.bytes for p in store.partitions])
-    text = describe_state(read_state(checkpoint), report)
-    assert f"{store.rows:,} state rows" in text and f"skew score {store.skew_score:.0f} %" in text
+    text = describe_state(section)
+    assert text.startswith(f"This run's checkpoint: {store.rows:,} state rows")
+    assert f"skew score {store.skew_score:.0f} %" in text
     with pytest.raises(SkewlabInputError, match="is not empty"):
         count_stream(spark, records, "tweet_id", tmp_path / "q", partitions=2)
 

@@ -250,6 +250,7 @@ def test_file_drops_give_one_part_a_window_and_the_board_figure_and_text_say_its
     spark, tmp_path
 ):
     from skewlab.doctor.live_hot_keys import FileDrops
+    from skewlab.doctor.state_and_follow import FollowSection
     from skewlab.doctor.viz import HotKeysBoard, describe_follow, follow_figure
 
     frame = pd.concat([records_of(i) for i in range(3)], ignore_index=True)
@@ -273,12 +274,14 @@ def test_file_drops_give_one_part_a_window_and_the_board_figure_and_text_say_its
         counts = Counter(part["page"].dropna())
         assert expected_hot(counts) <= {h.key for h in w.hot}
         assert all(h.lower <= counts[h.key] <= h.upper for h in w.hot)
-    fig = follow_figure(board.windows, THRESHOLD)
+    section = FollowSection(tuple(board.windows), THRESHOLD)
+    assert FollowSection.from_json(section.to_json()) == section  # as a reference keeps it
+    fig = follow_figure(section)
     for trace in fig.data:
         assert list(trace.y) == [
             next((h.share for h in w.hot if h.key == trace.name), None) for w in board.windows
         ]
-    text = describe_follow(board.windows)
+    text = describe_follow(section)
     assert text.startswith(f"This run's follow: 3 windows, {len(frame):,} records")
     assert "<pre>" in board.widget.value and "window 2" in board.widget.value
 
