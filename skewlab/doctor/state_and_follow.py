@@ -23,7 +23,7 @@ Example::
 
     >>> result = run_experiment("tiny", progress=False)                    # doctest: +SKIP
     >>> StateSection.from_json(result.summary).store.rows                  # doctest: +SKIP
-    497
+    435
     >>> len(FollowSection.from_json(result.summary).windows)               # doctest: +SKIP
     3
 """
