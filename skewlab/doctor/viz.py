@@ -268,7 +268,18 @@ def remedy_table(priced: dict[str, Any]):
 
 
 def _bytes(n: int) -> str:
-    return f"{n / 2**20:,.1f} MiB" if n >= 2**20 else f"{n / 2**10:,.0f} KiB" if n else "-"
+    """A size for a table or sentence: MiB, KiB, or bytes under one KiB ("-" for none).
+
+    Example::
+
+        >>> _bytes(96), _bytes(3072), _bytes(5 * 2**20), _bytes(0)
+        ('96 B', '3 KiB', '5.0 MiB', '-')
+    """
+    if n >= 2**20:
+        return f"{n / 2**20:,.1f} MiB"
+    if n >= 2**10:
+        return f"{n / 2**10:,.0f} KiB"
+    return f"{n:,} B" if n else "-"
 
 
 def remedy_lines(priced: dict[str, Any] | None) -> list[str]:
