@@ -55,14 +55,13 @@ from skewlab.doctor.state_and_follow import (
 from skewlab.doctor.verdict import ENGINE_NAMES, WIDTH, verdict_lines, wrap
 from skewlab.engine.partitioners import ENGINES
 from skewlab.errors import SkewlabInputError
-from skewlab.experiments.chapters import size_settings
 from skewlab.experiments.intervals import Estimate, over
 from skewlab.experiments.references import load_reference
 from skewlab.experiments.results import BenchResult, bench_summary
 from skewlab.state.key_groups import UPPER_BOUND_MAX_PARALLELISM
 from skewlab.viz.explorer import WIDGET_STYLE, Explorer
 from skewlab.viz.palette import COLORS, TEMPLATE
-from skewlab.viz.reference_section import summary_shown
+from skewlab.viz.reference_section import run_or_reference, summary_shown
 from skewlab.viz.text import estimate_text, percent
 from skewlab.viz.titles import whose_figures
 
@@ -439,26 +438,24 @@ def _owned(whose: str, thing: str) -> str:
     return f"{owner[:1].upper()}{owner[1:]}'s {thing}" + (f" ({rest}" if rest else "")
 
 
-def _reference_section(what: str, section: type[StateSection] | type[FollowSection]):
-    """``section`` read from the shipped ``state_and_follow`` reference, after a line saying that
-    this size shows ``what`` from it (``None``, and a line, where none ships)."""
-    shown = load_reference(STATE_AND_FOLLOW)
-    if shown is None:
-        print(f"this size leaves the {what} out ({_LIVE_WHY}), and no reference ships it")
-        return None
-    whose = whose_figures(shown)
-    print(
-        f"this size leaves the {what} out ({_LIVE_WHY}); here is the shipped reference's, over "
-        f"the sample records: {whose}"
-    )
-    return section.from_json(shown["summary"], whose)
-
-
 #: Why a quick report shows notebook 09's live sections from the reference.
 _LIVE_WHY = (
-    "a demonstration: it concludes no claim; `skewlab bench state_and_follow` runs it here, and "
-    "size 'tiny' or 'full' in this notebook on these records"
+    "a demonstration: it concludes no claim; the reference's ran over the sample records; "
+    "`skewlab bench state_and_follow` runs it here, and size 'tiny' or 'full' in this notebook on "
+    "these records"
 )
+
+
+def _section_shown(run: Callable[[], Any], size: str, what: str, section):
+    """``run()``'s section where the registry's ``doctor_live_sections`` runs at ``size``, else
+    ``section`` read from the shipped ``state_and_follow`` reference, naming whose it is
+    (:func:`~skewlab.viz.reference_section.run_or_reference` decides and says which)."""
+    this_run, shown = run_or_reference(
+        "doctor_live_sections", size, STATE_AND_FOLLOW, run, what=what, why=_LIVE_WHY
+    )
+    if this_run is not None or shown is None:
+        return this_run
+    return section.from_json(shown["summary"], whose_figures(shown))
 
 
 def state_shown(size: str, spark, records, key: str, report: Diagnosis) -> StateSection | None:
@@ -470,13 +467,12 @@ def state_shown(size: str, spark, records, key: str, report: Diagnosis) -> State
     Example::
 
         >>> state = state_shown("quick", None, None, "tweet_id", None)     # doctest: +ELLIPSIS
-        this size leaves the checkpoint state out (...); here is the shipped reference's, ...
+        this size leaves the checkpoint state out (...); here are the shipped reference's, ...
         >>> state.whose.startswith("the reference")
         True
     """
-    if size_settings("doctor_live_sections", size)["run"]:
-        return state_section(spark, records, key, report)
-    return _reference_section("checkpoint state", StateSection)
+    run = functools.partial(state_section, spark, records, key, report)
+    return _section_shown(run, size, "checkpoint state", StateSection)
 
 
 def follow_shown(
@@ -491,11 +487,12 @@ def follow_shown(
     Example::
 
         >>> followed = follow_shown("quick", None, None, "tweet_id")       # doctest: +ELLIPSIS
-        this size leaves the live follow out (...); here is the shipped reference's, ...
+        this size leaves the live follow out (...); here are the shipped reference's, ...
         >>> len(followed.windows)
         3
     """
-    if size_settings("doctor_live_sections", size)["run"]:
+
+    def run() -> FollowSection:
         from IPython.display import display
 
         board = HotKeysBoard()
@@ -503,7 +500,8 @@ def follow_shown(
         return follow_section(
             spark, records, key, time=time, threshold=threshold, on_window=board.update
         )
-    return _reference_section("live follow", FollowSection)
+
+    return _section_shown(run, size, "live follow", FollowSection)
 
 
 def state_figure(section: StateSection) -> go.Figure:

@@ -41,7 +41,8 @@ def test_a_quick_size_shows_the_shipped_reference_read_back_as_sections(capsys):
     state = state_shown("quick", None, None, "tweet_id", None)
     followed = follow_shown("quick", None, None, "tweet_id")
     said = capsys.readouterr().out
-    assert said.count("here is the shipped reference's, over the sample records") == 2
+    assert said.count("the reference's ran over the sample records") == 2
+    assert said.count("here are the shipped reference's, measured") == 2
     assert state.whose == followed.whose and state.whose.startswith("the reference (full, measured")
     _check_sections(state, followed, reference["summary"]["records"])
     assert describe_state(state).startswith("The reference's checkpoint (full, measured")
