@@ -86,7 +86,7 @@ class StateSection:
     @property
     def store(self) -> StateStore:
         """The first store the data source could read (what the figure and text show)."""
-        store = next((s for s in self.state.stores if s.unread is None), None)
+        store = _first_read(self.state)
         if store is None:
             raise SkewlabInputError(f"no state store of {self.state.checkpoint} could be read")
         return store
@@ -158,9 +158,14 @@ def state_section(spark, records, key: str, report: Diagnosis) -> StateSection:
         )
     checkpoint = count_stream(spark, records, key, partitions=traffic.partitions)
     state = read_state(checkpoint, key=key)
-    first = next((s for s in state.stores if s.unread is None), None)
+    first = _first_read(state)
     same = first is not None and first.num_partitions == traffic.partitions
     return StateSection(state, traffic if same else None)
+
+
+def _first_read(state: StateReport) -> StateStore | None:
+    """The first of ``state``'s stores the data source could read (``None``: none)."""
+    return next((s for s in state.stores if s.unread is None), None)
 
 
 def follow_section(
